@@ -1,0 +1,125 @@
+//! Packets as they cross the simulated network.
+
+use crate::Time;
+
+/// Index of a node in the topology.
+pub type NodeId = u32;
+/// Index of a flow (a sender agent and its receiver agent).
+pub type FlowId = u32;
+
+/// Which way a packet travels along its flow: data from the flow's source to its destination, or
+/// control (ACKs, feedback, ICMP-like notices) back to the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Source → destination: delivered to the flow's receiver agent.
+    Forward,
+    /// Destination → source: delivered to the flow's sender agent.
+    Reverse,
+}
+
+/// The packet type, as NS-2 names it in its traces (`spec/tfrc-reference.md` B10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PacketKind {
+    /// TCP data segment (and the SYN): `tcp`.
+    Tcp,
+    /// TCP acknowledgement: `ack`.
+    Ack,
+    /// UDP datagram from a CBR source: `cbr`.
+    Cbr,
+    /// TFRC data: `tcpFriend`.
+    TfrcData,
+    /// TFRC feedback: `tcpFriendCtl`.
+    TfrcFeedback,
+    /// A time-exceeded notice sent back to the source when a packet's TTL runs out (E5).
+    TimeExceeded,
+}
+
+impl PacketKind {
+    /// The name NS-2 prints in field 5 of a trace line.
+    pub fn ns2_name(self) -> &'static str {
+        match self {
+            PacketKind::Tcp => "tcp",
+            PacketKind::Ack => "ack",
+            PacketKind::Cbr => "cbr",
+            PacketKind::TfrcData => "tcpFriend",
+            PacketKind::TfrcFeedback => "tcpFriendCtl",
+            PacketKind::TimeExceeded => "icmp",
+        }
+    }
+}
+
+/// TCP header fields used by NS-2's one-way TCP agents.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpHeader {
+    /// Sequence number (data) or cumulative ACK number (ACK), in packets as in NS-2.
+    pub seqno: i64,
+    /// Sender timestamp (data), echoed back in the ACK.
+    pub ts: Time,
+    /// Echoed timestamp (ACK).
+    pub ts_echo: Time,
+    /// Set on the SYN.
+    pub syn: bool,
+}
+
+/// Protocol header carried by a packet. A closed enum, not `dyn`: the hot path stays monomorphic.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Header {
+    /// No protocol header (CBR).
+    None,
+    /// TCP data or ACK.
+    Tcp(TcpHeader),
+    /// TFRC data header, exactly as the core produced it.
+    TfrcData(tfrc::DataHeader),
+    /// TFRC feedback, exactly as the core produced it.
+    TfrcFeedback(tfrc::Feedback),
+    /// Time-exceeded notice: the TTL the dead packet was sent with and its flow sequence number.
+    TimeExceeded {
+        /// Initial TTL of the packet that expired.
+        initial_ttl: u8,
+        /// The expired packet's `seq`.
+        seq: i64,
+    },
+}
+
+/// A packet in flight. Agents create them through [`crate::agent::AgentCtx::packet`], which fills
+/// in the addressing; the simulator fills `uid` and moves the value through queues and links.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packet {
+    /// Unique id across the run (NS-2 trace field 12).
+    pub uid: u64,
+    /// Flow the packet belongs to.
+    pub flow: FlowId,
+    /// Direction along the flow, which picks the agent it is delivered to.
+    pub dir: Direction,
+    /// Node the packet was sent from.
+    pub src: NodeId,
+    /// Node the packet is addressed to.
+    pub dst: NodeId,
+    /// Type, for traces and metrics.
+    pub kind: PacketKind,
+    /// Size on the wire in bytes, all headers included: serialisation uses it.
+    pub size: u32,
+    /// Application payload bytes (for goodput); 0 for control packets.
+    pub payload: u32,
+    /// Sequence number printed in traces (NS-2 field 11).
+    pub seq: i64,
+    /// When the sending agent created the packet (for end-to-end delay).
+    pub sent_at: Time,
+    /// Remaining IP TTL; decremented per hop, dropped with cause `Ttl` at zero.
+    pub ttl: u8,
+    /// TTL the packet was sent with.
+    pub initial_ttl: u8,
+    /// ECN-capable transport.
+    pub ect: bool,
+    /// Congestion experienced (set by an AQM that marks instead of dropping).
+    pub ce: bool,
+    /// Protected (E6): the sender sealed it; crossing an untrusted node unprotected is counted.
+    pub protected: bool,
+    /// Crossed a node marked untrusted while unprotected (set by the simulator).
+    pub exposed: bool,
+    /// Protocol header.
+    pub header: Header,
+}
+
+/// Default IP TTL, NS-2's `ttl_` (32).
+pub const DEFAULT_TTL: u8 = 32;

@@ -1,0 +1,57 @@
+//! `tfrclab`: the command-line lab. It only composes the `tfrc` core and the `netsim` simulator.
+
+mod commands;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The TFRC laboratory.
+#[derive(Parser, Debug)]
+#[command(name = "tfrclab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Evaluate the RFC 5348 §3.1 throughput equation.
+    Equation(commands::equation::Args),
+}
+
+/// Exit code for bad input (flags, files), as for clap's own usage errors.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            if !e.use_stderr() {
+                // --help and --version.
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // One line naming the flag and the problem: clap's message up to its usage hint.
+            let msg = e.to_string();
+            let line: Vec<&str> = msg
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!("{} (see tfrclab --help)", line.join(" "));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let result = match cli.command {
+        Command::Equation(args) => commands::equation::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
