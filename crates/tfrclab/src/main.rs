@@ -1,6 +1,6 @@
 //! `tfrclab`: the command-line lab. It only composes the `tfrc` core and the `netsim` simulator.
 
-mod commands;
+use tfrclab::{commands, EXIT_BAD_INPUT};
 
 use std::process::ExitCode;
 
@@ -19,9 +19,6 @@ enum Command {
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
 }
-
-/// Exit code for bad input (flags, files), as for clap's own usage errors.
-pub const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

@@ -1,0 +1,1208 @@
+//! Validation: raw TOML → [`Scenario`], collecting every problem with its location.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
+use std::time::Duration;
+
+use toml::{Spanned, Value};
+
+use super::error::{Problem, ScenarioError};
+use super::raw::*;
+use super::units;
+use super::*;
+
+const DURATION_HINT: &str = "a duration: seconds as a number (100.0) or a string with a unit (\"100s\", \"150ms\", \"20us\")";
+const BANDWIDTH_HINT: &str =
+    "a bandwidth: bit/s as a number, or a string with a unit (\"10Mbps\", \"1.5Mb\", \"500kbps\")";
+
+struct Ctx<'a> {
+    text: &'a str,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Ctx<'a> {
+    fn err(
+        &mut self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        expected: impl Into<Option<String>>,
+    ) {
+        self.problems.push(Problem::at(
+            self.text,
+            Some(span),
+            message.into(),
+            expected.into(),
+        ));
+    }
+
+    fn duration_value(&mut self, v: &Spanned<Value>, key: &str) -> Option<(f64, Duration)> {
+        let secs = match v.get_ref() {
+            Value::Integer(i) => Ok(*i as f64),
+            Value::Float(f) if f.is_finite() => Ok(*f),
+            Value::String(s) => units::parse_signed_seconds(s),
+            other => Err(format!("`{key}` is a {}", other.type_str())),
+        };
+        match secs {
+            Err(e) => {
+                self.err(v.span(), format!("`{key}`: {e}"), DURATION_HINT.to_string());
+                None
+            }
+            Ok(s) if s < 0.0 => {
+                self.err(
+                    v.span(),
+                    format!("`{key}` is negative ({s} s)"),
+                    "a duration of zero or more".to_string(),
+                );
+                None
+            }
+            Ok(s) if s > 1e9 => {
+                self.err(
+                    v.span(),
+                    format!("`{key}` is too long ({s} s)"),
+                    "at most 1e9 seconds".to_string(),
+                );
+                None
+            }
+            Ok(s) => {
+                let d = match v.get_ref() {
+                    Value::String(st) => {
+                        units::parse_duration(st).unwrap_or(Duration::from_secs_f64(s))
+                    }
+                    _ => Duration::from_nanos((s * 1e9).round() as u64),
+                };
+                Some((s, d))
+            }
+        }
+    }
+
+    fn duration(&mut self, v: &Spanned<Value>, key: &str) -> Option<Duration> {
+        self.duration_value(v, key).map(|(_, d)| d)
+    }
+
+    fn bandwidth(&mut self, v: &Spanned<Value>, key: &str) -> Option<f64> {
+        let bps = match v.get_ref() {
+            Value::Integer(i) => Ok(*i as f64),
+            Value::Float(f) if f.is_finite() => Ok(*f),
+            Value::String(s) => units::parse_bandwidth(s),
+            other => Err(format!("`{key}` is a {}", other.type_str())),
+        };
+        match bps {
+            Err(e) => {
+                self.err(
+                    v.span(),
+                    format!("`{key}`: {e}"),
+                    BANDWIDTH_HINT.to_string(),
+                );
+                None
+            }
+            Ok(b) if b <= 0.0 => {
+                self.err(
+                    v.span(),
+                    format!("`{key}` must be positive, got {b} bit/s"),
+                    BANDWIDTH_HINT.to_string(),
+                );
+                None
+            }
+            Ok(b) => Some(b),
+        }
+    }
+
+    fn probability(&mut self, v: &Spanned<f64>, key: &str) -> Option<f64> {
+        let p = *v.get_ref();
+        if (0.0..=1.0).contains(&p) {
+            Some(p)
+        } else {
+            self.err(
+                v.span(),
+                format!("`{key}` = {p} is not a probability"),
+                "a number in [0, 1]".to_string(),
+            );
+            None
+        }
+    }
+
+    fn count(&mut self, v: &Spanned<i64>, key: &str, min: i64, max: i64) -> Option<u32> {
+        let n = *v.get_ref();
+        if n < min || n > max {
+            self.err(
+                v.span(),
+                format!("`{key}` = {n} is out of range"),
+                format!("an integer from {min} to {max}"),
+            );
+            None
+        } else {
+            Some(n as u32)
+        }
+    }
+
+    fn direction(&mut self, v: &Option<Spanned<String>>, duplex: bool) -> LinkDirection {
+        let Some(v) = v else {
+            return LinkDirection::Forward;
+        };
+        let d = match v.get_ref().as_str() {
+            "forward" => LinkDirection::Forward,
+            "reverse" => LinkDirection::Reverse,
+            "both" => LinkDirection::Both,
+            other => {
+                self.err(
+                    v.span(),
+                    format!("unknown direction \"{other}\""),
+                    "\"forward\", \"reverse\" or \"both\"".to_string(),
+                );
+                return LinkDirection::Forward;
+            }
+        };
+        if !duplex && d != LinkDirection::Forward {
+            self.err(
+                v.span(),
+                "a simplex link has only the forward direction",
+                "direction = \"forward\", or duplex = true".to_string(),
+            );
+        }
+        d
+    }
+}
+
+/// Nodes in order of first appearance, by name.
+#[derive(Default)]
+struct NodeTable {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl NodeTable {
+    fn intern(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+}
+
+pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario = toml::from_str(text)
+        .map_err(|e| ScenarioError::at(file, text, e.span(), e.message().to_string(), None))?;
+    let mut cx = Ctx {
+        text,
+        problems: Vec::new(),
+    };
+
+    // Top level.
+    let name = raw.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        cx.err(
+            raw.name.span(),
+            "`name` is empty",
+            "a non-empty name".to_string(),
+        );
+    }
+    let duration = cx
+        .duration(&raw.duration, "duration")
+        .unwrap_or(Duration::from_secs(1));
+    if duration.is_zero() {
+        cx.err(
+            raw.duration.span(),
+            "`duration` is zero",
+            "a positive duration".to_string(),
+        );
+    }
+    let seed = match &raw.seed {
+        Some(s) if *s.get_ref() < 0 => {
+            cx.err(s.span(), "`seed` is negative", "an integer ≥ 0".to_string());
+            0
+        }
+        Some(s) => *s.get_ref() as u64,
+        None => 1,
+    };
+    let warmup = raw
+        .warmup
+        .as_ref()
+        .and_then(|w| {
+            let d = cx.duration(w, "warmup")?;
+            if d >= duration {
+                cx.err(
+                    w.span(),
+                    "`warmup` is not shorter than `duration`",
+                    "a warm-up shorter than the run".to_string(),
+                );
+            }
+            Some(d)
+        })
+        .unwrap_or(Duration::ZERO);
+    let sample_interval = raw
+        .sample_interval
+        .as_ref()
+        .and_then(|s| {
+            let d = cx.duration(s, "sample_interval")?;
+            if d < Duration::from_micros(1) {
+                cx.err(
+                    s.span(),
+                    "`sample_interval` is too small",
+                    "at least 1 µs".to_string(),
+                );
+                return None;
+            }
+            Some(d)
+        })
+        .unwrap_or(Duration::from_secs(1));
+
+    // Links: the topology generator first, then explicit links.
+    let mut nodes = NodeTable::default();
+    let mut links: Vec<Link> = Vec::new();
+    let mut link_spans: Vec<Range<usize>> = Vec::new();
+    if let Some(topo) = &raw.topology {
+        expand_topology(&mut cx, topo, &mut nodes, &mut links, &mut link_spans);
+    }
+    for l in &raw.links {
+        let span = l.span();
+        let l = l.get_ref();
+        let from = nodes.intern(l.from.get_ref());
+        let to = nodes.intern(l.to.get_ref());
+        if from == to {
+            cx.err(
+                l.to.span(),
+                format!("link from \"{}\" to itself", l.from.get_ref()),
+                "two different nodes".to_string(),
+            );
+        }
+        let bandwidth_bps = cx.bandwidth(&l.bandwidth, "bandwidth").unwrap_or(1.0);
+        let delay = cx.duration(&l.delay, "delay").unwrap_or_default();
+        let duplex = l.duplex.unwrap_or(true);
+        let queue = queue_spec(
+            &mut cx,
+            l.queue.as_ref(),
+            l.queue_limit.as_ref(),
+            l.red.as_ref(),
+            l.droptail.as_ref(),
+        );
+        let loss = l.loss.as_ref().and_then(|x| loss_spec(&mut cx, x, duplex));
+        let wireless = l
+            .wireless
+            .as_ref()
+            .and_then(|x| wireless_spec(&mut cx, x, duplex));
+        let name = match &l.name {
+            Some(n) => n.get_ref().clone(),
+            None => format!("{}-{}", l.from.get_ref(), l.to.get_ref()),
+        };
+        links.push(Link {
+            name,
+            from,
+            to,
+            bandwidth_bps,
+            delay,
+            duplex,
+            queue,
+            loss,
+            wireless,
+        });
+        link_spans.push(l.name.as_ref().map(|n| n.span()).unwrap_or(span));
+    }
+    let mut link_index: HashMap<String, usize> = HashMap::new();
+    let mut pairs: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, l) in links.iter().enumerate() {
+        if let Some(&j) = link_index.get(&l.name) {
+            let _ = j;
+            cx.err(
+                link_spans[i].clone(),
+                format!("duplicate link name \"{}\"", l.name),
+                "a unique `name` for each link".to_string(),
+            );
+        } else {
+            link_index.insert(l.name.clone(), i);
+        }
+        let key = (l.from.min(l.to), l.from.max(l.to));
+        if let Some(&j) = pairs.get(&key) {
+            cx.err(
+                link_spans[i].clone(),
+                format!(
+                    "a second link between \"{}\" and \"{}\" (the first is \"{}\")",
+                    nodes.names[l.from], nodes.names[l.to], links[j].name
+                ),
+                "one link per pair of nodes".to_string(),
+            );
+        } else {
+            pairs.insert(key, i);
+        }
+    }
+    if links.is_empty() && raw.topology.is_none() {
+        cx.problems.push(Problem::at(
+            text,
+            None,
+            "the scenario has no links".into(),
+            Some("at least one [[links]] table or a [topology]".into()),
+        ));
+    }
+
+    // Node attributes.
+    let mut untrusted = vec![false; nodes.names.len()];
+    for n in &raw.nodes {
+        match nodes.index.get(n.name.get_ref()) {
+            Some(&i) => untrusted[i] = n.untrusted.unwrap_or(false),
+            None => cx.err(
+                n.name.span(),
+                format!("unknown node \"{}\"", n.name.get_ref()),
+                known_nodes(&nodes),
+            ),
+        }
+    }
+
+    // Adjacency for reachability.
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); nodes.names.len()];
+    for l in &links {
+        adj[l.from].push(l.to);
+        if l.duplex {
+            adj[l.to].push(l.from);
+        }
+    }
+
+    // Flows.
+    let mut flows: Vec<Flow> = Vec::new();
+    let mut flow_names: HashMap<String, ()> = HashMap::new();
+    for f in &raw.flows {
+        let f = f.get_ref();
+        if let Some(flow) = flow_spec(&mut cx, f, &nodes, &adj, duration) {
+            if flow_names.insert(flow.name.clone(), ()).is_some() {
+                cx.err(
+                    f.name.span(),
+                    format!("duplicate flow name \"{}\"", flow.name),
+                    "a unique `name` for each flow".to_string(),
+                );
+            }
+            flows.push(flow);
+        }
+    }
+
+    // Events.
+    let mut events = Vec::new();
+    for e in &raw.events {
+        let e = e.get_ref();
+        let at = cx.duration(&e.at, "at").unwrap_or_default();
+        if at > duration {
+            cx.err(
+                e.at.span(),
+                "event after the end of the run",
+                "`at` no later than `duration`".to_string(),
+            );
+        }
+        let action = match e.action.get_ref().as_str() {
+            "down" => Some(LinkAction::Down),
+            "up" => Some(LinkAction::Up),
+            other => {
+                cx.err(
+                    e.action.span(),
+                    format!("unknown action \"{other}\""),
+                    "\"down\" or \"up\"".to_string(),
+                );
+                None
+            }
+        };
+        let link = match link_index.get(e.link.get_ref()) {
+            Some(&i) => Some(i),
+            None => {
+                let mut names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
+                names.truncate(20);
+                cx.err(
+                    e.link.span(),
+                    format!("unknown link \"{}\"", e.link.get_ref()),
+                    format!("a link name: {}", names.join(", ")),
+                );
+                None
+            }
+        };
+        if let (Some(action), Some(link)) = (action, link) {
+            events.push(Event { at, action, link });
+        }
+    }
+    events.sort_by_key(|e| e.at);
+
+    let tolerances = match &raw.validate {
+        None => Tolerances::default(),
+        Some(v) => {
+            let mut t = Tolerances::default();
+            for (field, value) in [
+                (&mut t.throughput, &v.throughput),
+                (&mut t.total_throughput, &v.total_throughput),
+                (&mut t.delay, &v.delay),
+                (&mut t.loss, &v.loss),
+                (&mut t.loss_abs, &v.loss_abs),
+            ] {
+                if let Some(x) = value {
+                    if *x.get_ref() >= 0.0 && x.get_ref().is_finite() {
+                        *field = *x.get_ref();
+                    } else {
+                        cx.err(
+                            x.span(),
+                            "a tolerance must be a non-negative number",
+                            "e.g. 0.15 for 15%".to_string(),
+                        );
+                    }
+                }
+            }
+            t.why = v.why.clone();
+            t
+        }
+    };
+
+    if !cx.problems.is_empty() {
+        cx.problems.sort_by_key(|p| (p.line, p.column));
+        return Err(ScenarioError {
+            file: file.to_string(),
+            problems: cx.problems,
+        });
+    }
+    Ok(Scenario {
+        name,
+        description: raw.description.clone(),
+        file: file.to_string(),
+        source: text.to_string(),
+        duration,
+        seed,
+        warmup,
+        sample_interval,
+        nodes: nodes
+            .names
+            .iter()
+            .zip(untrusted)
+            .map(|(n, u)| Node {
+                name: n.clone(),
+                untrusted: u,
+            })
+            .collect(),
+        links,
+        flows,
+        events,
+        tolerances,
+    })
+}
+
+fn known_nodes(nodes: &NodeTable) -> String {
+    let mut names: Vec<&str> = nodes.names.iter().map(String::as_str).collect();
+    let more = names.len() > 20;
+    names.truncate(20);
+    format!(
+        "one of the nodes that links connect: {}{}",
+        names.join(", "),
+        if more { ", …" } else { "" }
+    )
+}
+
+fn queue_spec(
+    cx: &mut Ctx<'_>,
+    queue: Option<&Spanned<String>>,
+    limit: Option<&Spanned<i64>>,
+    red: Option<&Spanned<RawRed>>,
+    droptail: Option<&Spanned<RawDropTail>>,
+) -> Queue {
+    let limit = limit
+        .and_then(|l| cx.count(l, "queue_limit", 1, 100_000_000))
+        .unwrap_or(50);
+    let kind = queue.map(|q| q.get_ref().as_str()).unwrap_or("droptail");
+    match kind {
+        "droptail" => {
+            if let Some(r) = red {
+                cx.err(
+                    r.span(),
+                    "[red] options on a droptail queue",
+                    "queue = \"red\", or remove the [red] table".to_string(),
+                );
+            }
+            let (in_bytes, mean_pktsize, drop_front) = match droptail {
+                Some(d) => {
+                    let d = d.get_ref();
+                    let mean = d
+                        .mean_pktsize
+                        .as_ref()
+                        .and_then(|m| cx.count(m, "mean_pktsize", 1, 1_000_000))
+                        .unwrap_or(500);
+                    (
+                        d.queue_in_bytes.unwrap_or(false),
+                        mean,
+                        d.drop_front.unwrap_or(false),
+                    )
+                }
+                None => (false, 500, false),
+            };
+            Queue::DropTail {
+                limit,
+                in_bytes,
+                mean_pktsize,
+                drop_front,
+            }
+        }
+        "red" => {
+            if let Some(d) = droptail {
+                cx.err(
+                    d.span(),
+                    "[droptail] options on a red queue",
+                    "queue = \"droptail\", or remove the [droptail] table".to_string(),
+                );
+            }
+            let mut p = RedParams::default();
+            if let Some(r) = red {
+                let r = r.get_ref();
+                let positive =
+                    |cx: &mut Ctx<'_>, v: &Option<Spanned<f64>>, key: &str| -> Option<f64> {
+                        let v = v.as_ref()?;
+                        let x = *v.get_ref();
+                        if x.is_finite() && x > 0.0 {
+                            Some(x)
+                        } else {
+                            cx.err(
+                                v.span(),
+                                format!("`{key}` = {x} must be positive"),
+                                "a positive number".to_string(),
+                            );
+                            None
+                        }
+                    };
+                p.thresh = positive(cx, &r.thresh, "thresh");
+                p.maxthresh = positive(cx, &r.maxthresh, "maxthresh");
+                if let (Some(lo), Some(hi), Some(span)) = (
+                    p.thresh,
+                    p.maxthresh,
+                    r.maxthresh.as_ref().map(|m| m.span()),
+                ) {
+                    if hi < lo {
+                        cx.err(
+                            span,
+                            format!("maxthresh {hi} is below thresh {lo}"),
+                            "maxthresh ≥ thresh".to_string(),
+                        );
+                    }
+                }
+                if let Some(q) = &r.q_weight {
+                    let w = *q.get_ref();
+                    if w > 0.0 && w <= 1.0 {
+                        p.q_weight = Some(w);
+                    } else if w != -1.0 {
+                        cx.err(
+                            q.span(),
+                            format!("`q_weight` = {w}"),
+                            "a weight in (0, 1], or -1 for NS-2's automatic choice".to_string(),
+                        );
+                    }
+                }
+                if let Some(l) = &r.linterm {
+                    let x = *l.get_ref();
+                    if x >= 1.0 && x.is_finite() {
+                        p.linterm = x;
+                    } else {
+                        cx.err(
+                            l.span(),
+                            format!("`linterm` = {x}"),
+                            "a number ≥ 1 (max_p = 1/linterm)".to_string(),
+                        );
+                    }
+                }
+                if let Some(m) = &r.mean_pktsize {
+                    p.mean_pktsize = cx.count(m, "mean_pktsize", 1, 1_000_000).unwrap_or(500);
+                }
+                if let Some(m) = &r.idle_pktsize {
+                    p.idle_pktsize = cx.count(m, "idle_pktsize", 1, 1_000_000).unwrap_or(100);
+                }
+                if let Some(t) = &r.targetdelay {
+                    p.targetdelay = cx.duration(t, "targetdelay").unwrap_or(p.targetdelay);
+                }
+                p.bytes = r.bytes.unwrap_or(p.bytes);
+                p.queue_in_bytes = r.queue_in_bytes.unwrap_or(p.queue_in_bytes);
+                p.gentle = r.gentle.unwrap_or(p.gentle);
+                p.wait = r.wait.unwrap_or(p.wait);
+                p.setbit = r.setbit.unwrap_or(p.setbit);
+            }
+            Queue::Red { limit, params: p }
+        }
+        other => {
+            if let Some(q) = queue {
+                cx.err(
+                    q.span(),
+                    format!("unknown queue \"{other}\""),
+                    "\"droptail\" or \"red\"".to_string(),
+                );
+            }
+            Queue::DropTail {
+                limit,
+                in_bytes: false,
+                mean_pktsize: 500,
+                drop_front: false,
+            }
+        }
+    }
+}
+
+fn loss_spec(cx: &mut Ctx<'_>, l: &Spanned<RawLoss>, duplex: bool) -> Option<Loss> {
+    let span = l.span();
+    let l = l.get_ref();
+    let direction = cx.direction(&l.direction, duplex);
+    let model_name = l.model.get_ref().as_str();
+    // Keys that belong to one model only.
+    let keys: [(&str, bool, &str); 6] = [
+        ("rate", l.rate.is_some(), "bernoulli"),
+        ("p_good_bad", l.p_good_bad.is_some(), "gilbert-elliott"),
+        ("p_bad_good", l.p_bad_good.is_some(), "gilbert-elliott"),
+        ("loss_good", l.loss_good.is_some(), "gilbert-elliott"),
+        ("loss_bad", l.loss_bad.is_some(), "gilbert-elliott"),
+        ("packets", l.packets.is_some(), "list"),
+    ];
+    for (key, set, owner) in keys {
+        if set
+            && owner != model_name
+            && ["bernoulli", "gilbert-elliott", "list"].contains(&model_name)
+        {
+            cx.err(
+                span.clone(),
+                format!("`{key}` is a {owner} key, but model = \"{model_name}\""),
+                format!("only the keys of the {model_name} model"),
+            );
+        }
+    }
+    let model = match model_name {
+        "bernoulli" => {
+            let Some(rate) = &l.rate else {
+                cx.err(
+                    l.model.span(),
+                    "the bernoulli model needs `rate`",
+                    "rate = 0.01 (a probability)".to_string(),
+                );
+                return None;
+            };
+            LossModel::Bernoulli {
+                rate: cx.probability(rate, "rate")?,
+            }
+        }
+        "gilbert-elliott" => {
+            let (Some(gb), Some(bg)) = (&l.p_good_bad, &l.p_bad_good) else {
+                cx.err(
+                    l.model.span(),
+                    "the gilbert-elliott model needs `p_good_bad` and `p_bad_good`",
+                    "both transition probabilities".to_string(),
+                );
+                return None;
+            };
+            LossModel::GilbertElliott {
+                p_good_bad: cx.probability(gb, "p_good_bad")?,
+                p_bad_good: cx.probability(bg, "p_bad_good")?,
+                loss_good: match &l.loss_good {
+                    Some(x) => cx.probability(x, "loss_good")?,
+                    None => 0.0,
+                },
+                loss_bad: match &l.loss_bad {
+                    Some(x) => cx.probability(x, "loss_bad")?,
+                    None => 1.0,
+                },
+            }
+        }
+        "list" => {
+            let Some(p) = &l.packets else {
+                cx.err(
+                    l.model.span(),
+                    "the list model needs `packets`",
+                    "packets = [3, 17] (0-based indices)".to_string(),
+                );
+                return None;
+            };
+            if p.get_ref().iter().any(|&i| i < 0) {
+                cx.err(p.span(), "negative packet index", "indices ≥ 0".to_string());
+                return None;
+            }
+            let mut v: Vec<u64> = p.get_ref().iter().map(|&i| i as u64).collect();
+            v.sort_unstable();
+            v.dedup();
+            LossModel::List { packets: v }
+        }
+        other => {
+            cx.err(
+                l.model.span(),
+                format!("unknown loss model \"{other}\""),
+                "\"bernoulli\", \"gilbert-elliott\" or \"list\"".to_string(),
+            );
+            return None;
+        }
+    };
+    Some(Loss { model, direction })
+}
+
+fn wireless_spec(cx: &mut Ctx<'_>, w: &Spanned<RawWireless>, duplex: bool) -> Option<Wireless> {
+    let w = w.get_ref();
+    let frame_loss = cx.probability(&w.frame_loss, "frame_loss")?;
+    let retry_limit = w
+        .retry_limit
+        .as_ref()
+        .map(|r| cx.count(r, "retry_limit", 0, 255))
+        .unwrap_or(Some(7))?;
+    let slot = match &w.slot {
+        Some(s) => cx.duration(s, "slot")?,
+        None => Duration::from_micros(20),
+    };
+    let cw_min = w
+        .cw_min
+        .as_ref()
+        .map(|c| cx.count(c, "cw_min", 0, 65_535))
+        .unwrap_or(Some(31))?;
+    let cw_max = w
+        .cw_max
+        .as_ref()
+        .map(|c| cx.count(c, "cw_max", 0, 65_535))
+        .unwrap_or(Some(1023))?;
+    if cw_max < cw_min {
+        if let Some(c) = &w.cw_max {
+            cx.err(
+                c.span(),
+                "cw_max is below cw_min",
+                "cw_max ≥ cw_min".to_string(),
+            );
+        }
+    }
+    let direction = cx.direction(&w.direction, duplex);
+    Some(Wireless {
+        frame_loss,
+        retry_limit,
+        slot,
+        cw_min,
+        cw_max,
+        direction,
+    })
+}
+
+fn expand_topology(
+    cx: &mut Ctx<'_>,
+    topo: &Spanned<RawTopology>,
+    nodes: &mut NodeTable,
+    links: &mut Vec<Link>,
+    spans: &mut Vec<Range<usize>>,
+) {
+    let span = topo.span();
+    let t = topo.get_ref();
+    if t.kind.get_ref() != "dumbbell" {
+        cx.err(
+            t.kind.span(),
+            format!("unknown topology \"{}\"", t.kind.get_ref()),
+            "\"dumbbell\"".to_string(),
+        );
+        return;
+    }
+    let need =
+        |cx: &mut Ctx<'_>, v: &Option<Spanned<Value>>, key: &str| -> Option<Spanned<Value>> {
+            if v.is_none() {
+                cx.err(
+                    span.clone(),
+                    format!("the dumbbell topology needs `{key}`"),
+                    format!("`{key}` in [topology]"),
+                );
+            }
+            v.clone()
+        };
+    let senders = match &t.senders {
+        Some(s) => cx.count(s, "senders", 1, 100_000),
+        None => {
+            cx.err(
+                span.clone(),
+                "the dumbbell topology needs `senders`",
+                "senders = 2 (how many sender nodes)".to_string(),
+            );
+            None
+        }
+    };
+    let receivers = match &t.receivers {
+        Some(r) => cx.count(r, "receivers", 1, 100_000),
+        None => senders,
+    };
+    let access_bw = need(cx, &t.access_bandwidth, "access_bandwidth")
+        .and_then(|v| cx.bandwidth(&v, "access_bandwidth"));
+    let bottleneck_bw = need(cx, &t.bottleneck_bandwidth, "bottleneck_bandwidth")
+        .and_then(|v| cx.bandwidth(&v, "bottleneck_bandwidth"));
+    let bottleneck_delay = need(cx, &t.bottleneck_delay, "bottleneck_delay")
+        .and_then(|v| cx.duration(&v, "bottleneck_delay"));
+    let (
+        Some(senders),
+        Some(receivers),
+        Some(access_bw),
+        Some(bottleneck_bw),
+        Some(bottleneck_delay),
+    ) = (
+        senders,
+        receivers,
+        access_bw,
+        bottleneck_bw,
+        bottleneck_delay,
+    )
+    else {
+        return;
+    };
+    let delays = |cx: &mut Ctx<'_>,
+                  v: &Option<Spanned<Value>>,
+                  key: &str,
+                  n: u32|
+     -> Option<Vec<Duration>> {
+        let Some(v) = v else {
+            return Some(vec![Duration::ZERO; n as usize]);
+        };
+        match v.get_ref() {
+            Value::Array(items) => {
+                if items.len() != n as usize {
+                    cx.err(
+                        v.span(),
+                        format!("`{key}` has {} entries for {n} nodes", items.len()),
+                        format!("one delay, or a list of {n}"),
+                    );
+                    return None;
+                }
+                items
+                    .iter()
+                    .map(|it| cx.duration(&Spanned::new(v.span(), it.clone()), key))
+                    .collect()
+            }
+            _ => Some(vec![cx.duration(v, key)?; n as usize]),
+        }
+    };
+    // On a bad delay list the error is recorded and zero delays stand in, so that the nodes still
+    // exist and flows naming them do not cascade into "unknown node" errors.
+    let send_delays = delays(cx, &t.access_delay, "access_delay", senders)
+        .unwrap_or_else(|| vec![Duration::ZERO; senders as usize]);
+    let recv_delays = match &t.receiver_access_delay {
+        Some(_) => delays(
+            cx,
+            &t.receiver_access_delay,
+            "receiver_access_delay",
+            receivers,
+        ),
+        None if senders == receivers => Some(send_delays.clone()),
+        None => Some(vec![send_delays[0]; receivers as usize]),
+    };
+    let recv_delays = recv_delays.unwrap_or_else(|| vec![Duration::ZERO; receivers as usize]);
+    let access_limit = t
+        .access_queue_limit
+        .as_ref()
+        .and_then(|l| cx.count(l, "access_queue_limit", 1, 100_000_000))
+        .unwrap_or(50);
+    let access_queue = Queue::DropTail {
+        limit: access_limit,
+        in_bytes: false,
+        mean_pktsize: 500,
+        drop_front: false,
+    };
+    let bottleneck_queue = queue_spec(
+        cx,
+        t.queue.as_ref(),
+        t.queue_limit.as_ref(),
+        t.red.as_ref(),
+        t.droptail.as_ref(),
+    );
+    let loss = t.loss.as_ref().and_then(|l| loss_spec(cx, l, true));
+    let wireless = t.wireless.as_ref().and_then(|w| wireless_spec(cx, w, true));
+    let r0 = nodes.intern("r0");
+    let r1 = nodes.intern("r1");
+    let mut push = |from: usize,
+                    to: usize,
+                    bw: f64,
+                    delay: Duration,
+                    queue: Queue,
+                    loss: Option<Loss>,
+                    wireless: Option<Wireless>,
+                    nodes: &NodeTable| {
+        links.push(Link {
+            name: format!("{}-{}", nodes.names[from], nodes.names[to]),
+            from,
+            to,
+            bandwidth_bps: bw,
+            delay,
+            duplex: true,
+            queue,
+            loss,
+            wireless,
+        });
+        spans.push(span.clone());
+    };
+    for (i, d) in send_delays.iter().enumerate() {
+        let s = nodes.intern(&format!("s{i}"));
+        push(
+            s,
+            r0,
+            access_bw,
+            *d,
+            access_queue.clone(),
+            None,
+            None,
+            nodes,
+        );
+    }
+    push(
+        r0,
+        r1,
+        bottleneck_bw,
+        bottleneck_delay,
+        bottleneck_queue,
+        loss,
+        wireless,
+        nodes,
+    );
+    for (j, d) in recv_delays.iter().enumerate() {
+        let dnode = nodes.intern(&format!("d{j}"));
+        push(
+            r1,
+            dnode,
+            access_bw,
+            *d,
+            access_queue.clone(),
+            None,
+            None,
+            nodes,
+        );
+    }
+}
+
+fn reachable(adj: &[Vec<usize>], from: usize, to: usize) -> bool {
+    let mut seen = vec![false; adj.len()];
+    let mut q = VecDeque::from([from]);
+    seen[from] = true;
+    while let Some(n) = q.pop_front() {
+        if n == to {
+            return true;
+        }
+        for &m in &adj[n] {
+            if !seen[m] {
+                seen[m] = true;
+                q.push_back(m);
+            }
+        }
+    }
+    false
+}
+
+fn flow_spec(
+    cx: &mut Ctx<'_>,
+    f: &RawFlow,
+    nodes: &NodeTable,
+    adj: &[Vec<usize>],
+    duration: Duration,
+) -> Option<Flow> {
+    let name = f.name.get_ref().trim().to_string();
+    if name.is_empty() {
+        cx.err(
+            f.name.span(),
+            "flow `name` is empty",
+            "a non-empty, unique name".to_string(),
+        );
+    }
+    let kind_name = f.kind.get_ref().as_str();
+    if !["tcp", "udp", "tfrc"].contains(&kind_name) {
+        cx.err(
+            f.kind.span(),
+            format!("unknown flow kind \"{kind_name}\""),
+            "\"tcp\", \"udp\" or \"tfrc\"".to_string(),
+        );
+        return None;
+    }
+    // Keys that belong to one kind only: name them when used on another.
+    let owned: [(&str, Option<Range<usize>>, &str); 8] = [
+        ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
+        ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
+        (
+            "window_init",
+            f.window_init.as_ref().map(|v| v.span()),
+            "tcp",
+        ),
+        ("rate", f.rate.as_ref().map(|v| v.span()), "udp"),
+        (
+            "max_packets",
+            f.max_packets.as_ref().map(|v| v.span()),
+            "udp",
+        ),
+        ("profile", f.profile.as_ref().map(|v| v.span()), "tfrc"),
+        ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
+        ("delayed_ack", None, "tcp"),
+    ];
+    for (key, span, owner) in owned {
+        if let Some(span) = span {
+            if owner != kind_name {
+                cx.err(
+                    span,
+                    format!(
+                        "`{key}` is a {owner} key, but flow \"{name}\" has kind = \"{kind_name}\""
+                    ),
+                    format!("only keys that apply to {kind_name} flows"),
+                );
+            }
+        }
+    }
+    if f.delayed_ack.is_some() && kind_name != "tcp" {
+        cx.err(
+            f.kind.span(),
+            format!("`delayed_ack` is a tcp key, but flow \"{name}\" has kind = \"{kind_name}\""),
+            format!("only keys that apply to {kind_name} flows"),
+        );
+    }
+    if f.random.is_some() && kind_name != "udp" {
+        cx.err(
+            f.kind.span(),
+            format!("`random` is a udp key, but flow \"{name}\" has kind = \"{kind_name}\""),
+            format!("only keys that apply to {kind_name} flows"),
+        );
+    }
+
+    let mut node = |key: &Spanned<String>| -> Option<usize> {
+        match nodes.index.get(key.get_ref()) {
+            Some(&i) => Some(i),
+            None => {
+                cx.err(
+                    key.span(),
+                    format!("unknown node \"{}\" in flow \"{name}\"", key.get_ref()),
+                    known_nodes(nodes),
+                );
+                None
+            }
+        }
+    };
+    let from = node(&f.from);
+    let to = node(&f.to);
+    if let (Some(a), Some(b)) = (from, to) {
+        if a == b {
+            cx.err(
+                f.to.span(),
+                format!(
+                    "flow \"{name}\" goes from \"{}\" to itself",
+                    f.from.get_ref()
+                ),
+                "two different nodes".to_string(),
+            );
+        } else if !reachable(adj, a, b) {
+            cx.err(
+                f.to.span(),
+                format!(
+                    "node \"{}\" is unreachable from \"{}\"",
+                    f.to.get_ref(),
+                    f.from.get_ref()
+                ),
+                "links that connect the flow's endpoints".to_string(),
+            );
+        } else if !reachable(adj, b, a) {
+            cx.err(
+                f.from.span(),
+                format!(
+                    "no return path from \"{}\" to \"{}\" for acknowledgements and feedback",
+                    f.to.get_ref(),
+                    f.from.get_ref()
+                ),
+                "duplex links, or simplex links in both directions".to_string(),
+            );
+        }
+    }
+
+    let start = match &f.start {
+        Some(s) => cx.duration(s, "start").unwrap_or_default(),
+        None => Duration::ZERO,
+    };
+    let stop = match &f.stop {
+        Some(s) => cx.duration(s, "stop").unwrap_or(duration),
+        None => duration,
+    };
+    if stop <= start {
+        let span = f
+            .stop
+            .as_ref()
+            .map(|s| s.span())
+            .or(f.start.as_ref().map(|s| s.span()))
+            .unwrap_or(f.name.span());
+        cx.err(
+            span,
+            format!(
+                "flow \"{name}\" stops ({:?}) before it starts ({:?})",
+                stop, start
+            ),
+            "start < stop".to_string(),
+        );
+    } else if start >= duration {
+        let span = f.start.as_ref().map(|s| s.span()).unwrap_or(f.name.span());
+        cx.err(
+            span,
+            format!("flow \"{name}\" starts at or after the end of the run ({duration:?})"),
+            "start < duration".to_string(),
+        );
+    }
+    let default_size = if kind_name == "udp" { 210 } else { 1000 };
+    let packet_size = match &f.packet_size {
+        Some(p) => cx.count(p, "packet_size", 1, 65_000)?,
+        None => default_size,
+    };
+
+    let kind = match kind_name {
+        "tcp" => {
+            let variant = match f.variant.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
+                None | Some((_, "newreno")) => TcpVariant::NewReno,
+                Some((_, "reno")) => TcpVariant::Reno,
+                Some((_, "tahoe")) => TcpVariant::Tahoe,
+                Some((span, other)) => {
+                    cx.err(
+                        span,
+                        format!("unknown TCP variant \"{other}\""),
+                        "\"newreno\", \"reno\" or \"tahoe\"".to_string(),
+                    );
+                    TcpVariant::NewReno
+                }
+            };
+            let window = f
+                .window
+                .as_ref()
+                .map(|w| cx.count(w, "window", 1, 1_000_000_000))
+                .unwrap_or(Some(20))?;
+            let window_init = f
+                .window_init
+                .as_ref()
+                .map(|w| cx.count(w, "window_init", 1, 1_000_000))
+                .unwrap_or(Some(2))?;
+            FlowKind::Tcp {
+                variant,
+                window,
+                window_init,
+                delayed_ack: f.delayed_ack.unwrap_or(false),
+            }
+        }
+        "udp" => {
+            let rate_bps = match &f.rate {
+                Some(r) => cx.bandwidth(r, "rate")?,
+                None => 448_000.0,
+            };
+            let max_packets = match &f.max_packets {
+                Some(m) => Some(cx.count(m, "max_packets", 1, u32::MAX as i64)? as u64),
+                None => None,
+            };
+            FlowKind::Udp {
+                rate_bps,
+                random: f.random.unwrap_or(false),
+                max_packets,
+            }
+        }
+        _ => {
+            let profile = match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
+                None | Some((_, "rfc5348")) => TfrcProfile::Rfc5348,
+                Some((_, "ns2")) => TfrcProfile::Ns2,
+                Some((span, other)) => {
+                    cx.err(
+                        span,
+                        format!("unknown TFRC profile \"{other}\""),
+                        "\"rfc5348\" or \"ns2\"".to_string(),
+                    );
+                    TfrcProfile::Rfc5348
+                }
+            };
+            let app_rate_bps = match &f.app_rate {
+                Some(r) => Some(cx.bandwidth(r, "app_rate")?),
+                None => None,
+            };
+            FlowKind::Tfrc {
+                profile,
+                app_rate_bps,
+            }
+        }
+    };
+    Some(Flow {
+        name,
+        from: from?,
+        to: to?,
+        start,
+        stop,
+        packet_size,
+        kind,
+    })
+}

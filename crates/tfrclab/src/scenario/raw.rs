@@ -1,0 +1,182 @@
+//! The scenario file as TOML gives it: every key with its source span, before validation.
+//!
+//! `deny_unknown_fields` everywhere, so a misspelt key is an error that names the keys that
+//! would be right. Values with units stay `toml::Value` here so that validation can say
+//! "expected a duration such as 100.0 or \"150ms\"" instead of a serde type error.
+
+use serde::Deserialize;
+use toml::{Spanned, Value};
+
+/// Top level of a scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: Spanned<String>,
+    pub description: Option<String>,
+    pub duration: Spanned<Value>,
+    pub seed: Option<Spanned<i64>>,
+    pub warmup: Option<Spanned<Value>>,
+    pub sample_interval: Option<Spanned<Value>>,
+    pub topology: Option<Spanned<RawTopology>>,
+    #[serde(default)]
+    pub nodes: Vec<RawNode>,
+    #[serde(default)]
+    pub links: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    pub flows: Vec<Spanned<RawFlow>>,
+    #[serde(default)]
+    pub events: Vec<Spanned<RawEvent>>,
+    pub validate: Option<RawValidate>,
+}
+
+/// `[[nodes]]`: attributes of a node (nodes themselves are implied by link endpoints).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNode {
+    pub name: Spanned<String>,
+    pub untrusted: Option<bool>,
+}
+
+/// `[topology]`: a generator that expands into links.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTopology {
+    pub kind: Spanned<String>,
+    pub senders: Option<Spanned<i64>>,
+    pub receivers: Option<Spanned<i64>>,
+    pub access_bandwidth: Option<Spanned<Value>>,
+    pub access_delay: Option<Spanned<Value>>,
+    pub receiver_access_delay: Option<Spanned<Value>>,
+    pub access_queue_limit: Option<Spanned<i64>>,
+    pub bottleneck_bandwidth: Option<Spanned<Value>>,
+    pub bottleneck_delay: Option<Spanned<Value>>,
+    pub queue: Option<Spanned<String>>,
+    pub queue_limit: Option<Spanned<i64>>,
+    pub red: Option<Spanned<RawRed>>,
+    pub droptail: Option<Spanned<RawDropTail>>,
+    pub loss: Option<Spanned<RawLoss>>,
+    pub wireless: Option<Spanned<RawWireless>>,
+}
+
+/// `[[links]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLink {
+    pub name: Option<Spanned<String>>,
+    pub from: Spanned<String>,
+    pub to: Spanned<String>,
+    pub bandwidth: Spanned<Value>,
+    pub delay: Spanned<Value>,
+    pub queue: Option<Spanned<String>>,
+    pub queue_limit: Option<Spanned<i64>>,
+    pub duplex: Option<bool>,
+    pub red: Option<Spanned<RawRed>>,
+    pub droptail: Option<Spanned<RawDropTail>>,
+    pub loss: Option<Spanned<RawLoss>>,
+    pub wireless: Option<Spanned<RawWireless>>,
+}
+
+/// `[links.droptail]`: NS-2's Queue/DropTail options.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDropTail {
+    pub queue_in_bytes: Option<bool>,
+    pub mean_pktsize: Option<Spanned<i64>>,
+    pub drop_front: Option<bool>,
+}
+
+/// `[links.red]`: NS-2's Queue/RED options, by their NS-2 names without the trailing `_`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRed {
+    pub thresh: Option<Spanned<f64>>,
+    pub maxthresh: Option<Spanned<f64>>,
+    pub q_weight: Option<Spanned<f64>>,
+    pub linterm: Option<Spanned<f64>>,
+    pub mean_pktsize: Option<Spanned<i64>>,
+    pub idle_pktsize: Option<Spanned<i64>>,
+    pub bytes: Option<bool>,
+    pub queue_in_bytes: Option<bool>,
+    pub gentle: Option<bool>,
+    pub wait: Option<bool>,
+    pub setbit: Option<bool>,
+    pub targetdelay: Option<Spanned<Value>>,
+}
+
+/// `[links.loss]`: a loss model on one or both directions of a link.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLoss {
+    pub model: Spanned<String>,
+    pub direction: Option<Spanned<String>>,
+    /// Bernoulli: per-packet loss probability.
+    pub rate: Option<Spanned<f64>>,
+    /// Gilbert–Elliott: P(good → bad) per packet.
+    pub p_good_bad: Option<Spanned<f64>>,
+    /// Gilbert–Elliott: P(bad → good) per packet.
+    pub p_bad_good: Option<Spanned<f64>>,
+    /// Gilbert–Elliott: loss probability in the good state.
+    pub loss_good: Option<Spanned<f64>>,
+    /// Gilbert–Elliott: loss probability in the bad state.
+    pub loss_bad: Option<Spanned<f64>>,
+    /// List: 0-based indices of the packets (in the order they cross the link) to drop.
+    pub packets: Option<Spanned<Vec<i64>>>,
+}
+
+/// `[links.wireless]`: an 802.11-style hop with link-layer retransmission.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWireless {
+    pub frame_loss: Spanned<f64>,
+    pub retry_limit: Option<Spanned<i64>>,
+    pub slot: Option<Spanned<Value>>,
+    pub cw_min: Option<Spanned<i64>>,
+    pub cw_max: Option<Spanned<i64>>,
+    pub direction: Option<Spanned<String>>,
+}
+
+/// `[[flows]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFlow {
+    pub name: Spanned<String>,
+    pub kind: Spanned<String>,
+    pub from: Spanned<String>,
+    pub to: Spanned<String>,
+    pub start: Option<Spanned<Value>>,
+    pub stop: Option<Spanned<Value>>,
+    pub packet_size: Option<Spanned<i64>>,
+    // tcp
+    pub variant: Option<Spanned<String>>,
+    pub window: Option<Spanned<i64>>,
+    pub window_init: Option<Spanned<i64>>,
+    pub delayed_ack: Option<bool>,
+    // udp
+    pub rate: Option<Spanned<Value>>,
+    pub random: Option<bool>,
+    pub max_packets: Option<Spanned<i64>>,
+    // tfrc
+    pub profile: Option<Spanned<String>>,
+    pub app_rate: Option<Spanned<Value>>,
+}
+
+/// `[[events]]`: scheduled link state changes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    pub at: Spanned<Value>,
+    pub action: Spanned<String>,
+    pub link: Spanned<String>,
+}
+
+/// `[validate]`: tolerances for `tfrclab validate`, and why.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawValidate {
+    pub throughput: Option<Spanned<f64>>,
+    pub total_throughput: Option<Spanned<f64>>,
+    pub delay: Option<Spanned<f64>>,
+    pub loss: Option<Spanned<f64>>,
+    pub loss_abs: Option<Spanned<f64>>,
+    pub why: Option<String>,
+}

@@ -1,0 +1,374 @@
+//! Scenario validation tests: every kind of bad input issue 4 lists is reported with its line
+//! and column, what is wrong and what is expected.
+
+use super::*;
+
+const GOOD: &str = r#"
+name = "tfrc-vs-tcp"
+duration = "100s"
+seed = 7
+warmup = 5.0
+sample_interval = "500ms"
+
+[[links]]
+from = "n0"
+to = "r0"
+bandwidth = "10Mbps"
+delay = "2ms"
+
+[[links]]
+from = "r0"
+to = "r1"
+bandwidth = "1.5Mb"
+delay = "20ms"
+queue = "red"
+queue_limit = 50
+[links.red]
+thresh = 5
+maxthresh = 15
+
+[[links]]
+from = "r1"
+to = "n2"
+bandwidth = 10e6
+delay = 0.002
+[links.loss]
+model = "bernoulli"
+rate = 0.01
+direction = "both"
+
+[[flows]]
+name = "tfrc1"
+kind = "tfrc"
+from = "n0"
+to = "n2"
+start = 0.1
+profile = "ns2"
+
+[[flows]]
+name = "tcp1"
+kind = "tcp"
+from = "n0"
+to = "n2"
+variant = "tahoe"
+window = 100
+
+[[events]]
+at = "50s"
+action = "down"
+link = "r0-r1"
+"#;
+
+fn problems(text: &str) -> Vec<Problem> {
+    Scenario::parse("bad.toml", text)
+        .expect_err("should be rejected")
+        .problems
+}
+
+/// The single problem, asserting its line and that message/expected mention the needles.
+fn one(text: &str, line: usize, in_message: &str, in_expected: &str) -> Problem {
+    let ps = problems(text);
+    assert_eq!(ps.len(), 1, "{ps:#?}");
+    let p = ps.into_iter().next().unwrap();
+    assert_eq!(p.line, line, "{p:#?}");
+    assert!(p.column >= 1, "{p:#?}");
+    assert!(
+        p.message.contains(in_message),
+        "message {:?} lacks {in_message:?}",
+        p.message
+    );
+    let exp = p.expected.clone().unwrap_or_default();
+    assert!(
+        exp.contains(in_expected),
+        "expected {exp:?} lacks {in_expected:?}"
+    );
+    p
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect(needle) + 1
+}
+
+#[test]
+fn good_scenario_parses_with_units() {
+    let s = Scenario::parse("good.toml", GOOD).unwrap();
+    assert_eq!(s.name, "tfrc-vs-tcp");
+    assert_eq!(s.duration, Duration::from_secs(100));
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.warmup, Duration::from_secs(5));
+    assert_eq!(s.sample_interval, Duration::from_millis(500));
+    assert_eq!(
+        s.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+        ["n0", "r0", "r1", "n2"]
+    );
+    assert_eq!(s.links[1].bandwidth_bps, 1.5e6);
+    assert_eq!(s.links[2].bandwidth_bps, 10e6);
+    assert_eq!(s.links[2].delay, Duration::from_millis(2));
+    assert!(
+        matches!(s.links[1].queue, Queue::Red { limit: 50, ref params } if params.thresh == Some(5.0))
+    );
+    assert_eq!(
+        s.links[2].loss.as_ref().unwrap().direction,
+        LinkDirection::Both
+    );
+    assert_eq!(s.flows[0].start, Duration::from_millis(100));
+    assert_eq!(s.flows[0].stop, Duration::from_secs(100));
+    assert!(matches!(
+        s.flows[0].kind,
+        FlowKind::Tfrc {
+            profile: TfrcProfile::Ns2,
+            app_rate_bps: None
+        }
+    ));
+    assert!(matches!(
+        s.flows[1].kind,
+        FlowKind::Tcp {
+            variant: TcpVariant::Tahoe,
+            window: 100,
+            ..
+        }
+    ));
+    assert_eq!(s.flows[1].packet_size, 1000);
+    assert_eq!(s.events[0].link, 1);
+}
+
+#[test]
+fn unknown_key_names_the_valid_ones() {
+    let text = GOOD.replace("window = 100", "windw = 100");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].line, line_of(&text, "windw"));
+    assert!(
+        ps[0].message.contains("unknown field `windw`"),
+        "{}",
+        ps[0].message
+    );
+    assert!(ps[0].message.contains("`window`"), "{}", ps[0].message);
+}
+
+#[test]
+fn unknown_node() {
+    let text = GOOD.replace("to = \"n2\"\nstart", "to = \"n9\"\nstart");
+    one(
+        &text,
+        line_of(&text, "\"n9\""),
+        "unknown node \"n9\"",
+        "n0, r0, r1, n2",
+    );
+}
+
+#[test]
+fn unreachable_node() {
+    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = 1e6\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("to = \"y\""))
+        .last()
+        .unwrap()
+        .0
+        + 1;
+    one(&text, line, "unreachable", "links that connect");
+}
+
+#[test]
+fn simplex_without_return_path() {
+    let text = "name = \"s\"\nduration = 1\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = 1e6\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    one(text, 12, "no return path from \"b\" to \"a\"", "duplex");
+}
+
+#[test]
+fn non_positive_bandwidth() {
+    let text = GOOD.replace("bandwidth = \"10Mbps\"", "bandwidth = 0");
+    one(
+        &text,
+        line_of(&text, "bandwidth = 0"),
+        "must be positive",
+        "bandwidth",
+    );
+    let text = GOOD.replace("bandwidth = \"10Mbps\"", "bandwidth = \"-5Mbps\"");
+    one(
+        &text,
+        line_of(&text, "-5Mbps"),
+        "must be positive",
+        "10Mbps",
+    );
+}
+
+#[test]
+fn negative_delay() {
+    let text = GOOD.replace("delay = \"2ms\"", "delay = \"-2ms\"");
+    one(&text, line_of(&text, "-2ms"), "negative", "zero or more");
+}
+
+#[test]
+fn start_after_stop() {
+    let text = GOOD.replace("start = 0.1", "start = 30\nstop = 20");
+    one(&text, line_of(&text, "stop = 20"), "stops", "start < stop");
+}
+
+#[test]
+fn unparsable_units() {
+    let text = GOOD.replace("\"10Mbps\"", "\"10 Mfurlongs\"");
+    one(
+        &text,
+        line_of(&text, "Mfurlongs"),
+        "unknown bandwidth unit",
+        "10Mbps",
+    );
+    let text = GOOD.replace("\"500ms\"", "\"500 fortnights\"");
+    one(
+        &text,
+        line_of(&text, "fortnights"),
+        "unknown time unit",
+        "150ms",
+    );
+}
+
+#[test]
+fn duplicate_names() {
+    let text = GOOD.replace("name = \"tcp1\"", "name = \"tfrc1\"");
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("name = \"tfrc1\""))
+        .last()
+        .unwrap()
+        .0
+        + 1;
+    one(&text, line, "duplicate flow name", "unique");
+}
+
+#[test]
+fn key_of_another_kind() {
+    let text = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\nwindow = 5");
+    one(
+        &text,
+        line_of(&text, "window = 5"),
+        "`window` is a tcp key",
+        "tfrc",
+    );
+}
+
+#[test]
+fn toml_syntax_error_is_located() {
+    let text = GOOD.replace("seed = 7", "seed = = 7");
+    let ps = problems(&text);
+    assert_eq!(ps[0].line, line_of(&text, "seed = = 7"));
+}
+
+#[test]
+fn wrong_type_is_located() {
+    let text = GOOD.replace("queue_limit = 50", "queue_limit = \"fifty\"");
+    let ps = problems(&text);
+    assert_eq!(ps[0].line, line_of(&text, "fifty"));
+    assert!(ps[0].message.contains("invalid type"), "{}", ps[0].message);
+}
+
+#[test]
+fn several_problems_are_all_reported_in_order() {
+    let text = GOOD
+        .replace("delay = \"2ms\"", "delay = \"-2ms\"")
+        .replace("variant = \"tahoe\"", "variant = \"vegas\"");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+    assert!(ps[0].line < ps[1].line);
+    assert!(ps[1].message.contains("vegas"));
+}
+
+#[test]
+fn error_display_names_file_line_column() {
+    let text = GOOD.replace("variant = \"tahoe\"", "variant = \"vegas\"");
+    let e = Scenario::parse("x/bad.toml", &text)
+        .unwrap_err()
+        .to_string();
+    let line = line_of(&text, "vegas");
+    assert!(
+        e.starts_with(&format!(
+            "x/bad.toml:{line}:11: unknown TCP variant \"vegas\""
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains("expected: \"newreno\", \"reno\" or \"tahoe\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn dumbbell_expands() {
+    let text = r#"
+name = "db"
+duration = 10
+[topology]
+kind = "dumbbell"
+senders = 2
+access_bandwidth = "10Mbps"
+access_delay = ["1ms", "30ms"]
+bottleneck_bandwidth = "1.5Mbps"
+bottleneck_delay = "20ms"
+queue = "droptail"
+queue_limit = 30
+[[flows]]
+name = "a"
+kind = "tcp"
+from = "s0"
+to = "d0"
+[[flows]]
+name = "b"
+kind = "tcp"
+from = "s1"
+to = "d1"
+"#;
+    let s = Scenario::parse("db.toml", text).unwrap();
+    let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["s0-r0", "s1-r0", "r0-r1", "r1-d0", "r1-d1"]);
+    assert_eq!(s.links[1].delay, Duration::from_millis(30));
+    assert_eq!(s.links[4].delay, Duration::from_millis(30));
+    assert!(matches!(
+        s.links[2].queue,
+        Queue::DropTail { limit: 30, .. }
+    ));
+    let bad = text.replace(
+        "access_delay = [\"1ms\", \"30ms\"]",
+        "access_delay = [\"1ms\"]",
+    );
+    one(
+        &bad,
+        line_of(&bad, "access_delay"),
+        "has 1 entries for 2 nodes",
+        "a list of 2",
+    );
+}
+
+#[test]
+fn set_overrides_then_validates() {
+    let dir = std::env::temp_dir().join(format!("tfrclab-scn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    std::fs::write(&path, GOOD).unwrap();
+    let s = Scenario::load_with(
+        &path,
+        &[
+            ("flows.tcp1.window".into(), "7".into()),
+            ("links.r0-r1.bandwidth".into(), "3Mbps".into()),
+        ],
+    )
+    .unwrap();
+    assert!(matches!(s.flows[1].kind, FlowKind::Tcp { window: 7, .. }));
+    assert_eq!(s.links[1].bandwidth_bps, 3e6);
+    let e =
+        Scenario::load_with(&path, &[("links.r0-r1.bandwidth".into(), "0".into())]).unwrap_err();
+    assert_eq!(e.problems[0].line, line_of(GOOD, "bandwidth = \"1.5Mb\""));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let e = Scenario::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read the file"),
+        "{e}"
+    );
+}
