@@ -12,6 +12,9 @@
 //! k_to = 1` is exactly RFC 5348. NS-2.35's `p_to_b` additionally clamps the timeout factor
 //! `3*sqrt(3bp/8)` at 1 (`spec/tfrc-reference.md` B6-11), selected by [`Equation::clamp_timeout`].
 
+/// NS-2.35's `MAXRATE` (formula.h): the equation's result is capped at 25e6 bytes/s.
+pub const NS2_MAX_RATE: f64 = 25e6;
+
 /// Parameters of the throughput equation. Construct with [`Equation::RFC5348`] and adjust.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Equation {
@@ -26,6 +29,9 @@ pub struct Equation {
     /// Clamp the timeout factor `3*sqrt((1-gamma^2)*b*p/(2*alpha))` at 1, as NS-2.35's `p_to_b`
     /// and the full Padhye model do (only matters for p > 8/27 with the RFC parameters).
     pub clamp_timeout: bool,
+    /// Upper bound on the result in bytes/s. RFC 5348 has none (`f64::INFINITY`); NS-2.35's
+    /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (spec B6-11).
+    pub max_rate: f64,
 }
 
 impl Equation {
@@ -36,11 +42,14 @@ impl Equation {
         gamma: 0.5,
         k_to: 1.0,
         clamp_timeout: false,
+        max_rate: f64::INFINITY,
     };
 
-    /// NS-2.35's `p_to_b`: the RFC equation with the timeout factor clamped at 1.
+    /// NS-2.35's `p_to_b`: the RFC equation with the timeout factor clamped at 1 and the result
+    /// capped at 25e6 B/s (spec B6-11).
     pub const NS2: Equation = Equation {
         clamp_timeout: true,
+        max_rate: NS2_MAX_RATE,
         ..Equation::RFC5348
     };
 
@@ -59,16 +68,32 @@ impl Equation {
     /// (seconds), retransmission timeout `t_rto` (seconds) and loss event rate `p`.
     ///
     /// Out-of-range inputs never give NaN: `p` is clamped into [0, 1] and `p = 0` (no loss) gives
-    /// `f64::INFINITY`; callers cap the rate. Non-positive `r` is treated as 1 µs.
+    /// [`Equation::max_rate`] (infinite for RFC 5348; callers cap the rate). Non-positive `r` is
+    /// treated as 1 µs.
     pub fn rate(&self, s: f64, r: f64, t_rto: f64, p: f64) -> f64 {
         let p = if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
+        let cap = if self.max_rate.is_nan() {
+            f64::INFINITY
+        } else {
+            self.max_rate.max(0.0)
+        };
         if p == 0.0 {
-            return f64::INFINITY;
+            return cap;
         }
         let r = if r.is_finite() && r > 1e-6 { r } else { 1e-6 };
-        let t_rto = if t_rto.is_finite() && t_rto > 0.0 { t_rto } else { 0.0 };
+        let t_rto = if t_rto.is_finite() && t_rto > 0.0 {
+            t_rto
+        } else {
+            0.0
+        };
         let s = if s.is_finite() && s > 0.0 { s } else { 0.0 };
-        s / self.denominator(r, t_rto, p)
+        let x = s / self.denominator(r, t_rto, p);
+        if x.is_nan() {
+            // Only reachable with NaN parameters (alpha, gamma, b); report "no allowance".
+            0.0
+        } else {
+            x.min(cap)
+        }
     }
 
     /// The loss event rate p at which [`Equation::rate`] equals `x` (bytes/s), for §6.3.1's
@@ -77,7 +102,7 @@ impl Equation {
     /// rate at p = 1e-12 gives 1e-12; a target below the rate at p = 1 gives 1.
     pub fn invert(&self, x: f64, s: f64, r: f64, t_rto: f64) -> f64 {
         const P_MIN: f64 = 1e-12;
-        if !(x > 0.0) || !(s > 0.0) {
+        if x.is_nan() || s.is_nan() || x <= 0.0 || s <= 0.0 {
             return 1.0;
         }
         if self.rate(s, r, t_rto, P_MIN) <= x {
@@ -96,6 +121,31 @@ impl Equation {
             }
         }
         (0.5 * (lo + hi)).exp()
+    }
+}
+
+impl Equation {
+    /// NS-2.35's `b_to_p` (formula-with-inverse.h), the inverse its receiver uses for the first
+    /// loss interval (spec B5 "First gap"): a bisection that starts at p = 0.5 with step 0.25,
+    /// halves the step each round, stops as soon as the rate is within ±5% of `x`, and gives up
+    /// after 31 evaluations. It can return p outside the exact inverse by up to 5% in rate, which
+    /// is what makes NS-2's first interval what it is; [`Equation::invert`] is the exact inverse.
+    pub fn invert_ns2(&self, x: f64, s: f64, r: f64, t_rto: f64) -> f64 {
+        let mut p = 0.5;
+        let mut step = 0.25;
+        for _ in 0..31 {
+            let got = self.rate(s, r, t_rto, p);
+            if got > 0.95 * x && got < 1.05 * x {
+                return p;
+            }
+            if got > x {
+                p += step;
+            } else {
+                p -= step;
+            }
+            step /= 2.0;
+        }
+        p
     }
 }
 
@@ -155,7 +205,10 @@ mod tests {
         assert!(close(x, 538.0, 0.002), "{x}");
         // Below p = 8/27 the clamp is inactive.
         let p = 0.2;
-        assert_eq!(Equation::NS2.rate(1000.0, 0.1, 0.4, p), rfc5348_rate(1000.0, 0.1, p));
+        assert_eq!(
+            Equation::NS2.rate(1000.0, 0.1, 0.4, p),
+            rfc5348_rate(1000.0, 0.1, p)
+        );
     }
 
     /// RFC 5348 §6.3.1: the inverse finds p within ±5% of the target rate (here far tighter).

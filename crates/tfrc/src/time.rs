@@ -135,6 +135,9 @@ mod tests {
         assert_eq!(Time::from_secs_f64(-1.0), Time::ZERO);
         assert_eq!(Time::from_secs_f64(f64::NAN), Time::ZERO);
         assert_eq!(Time::from_secs_f64(1.5).as_nanos(), 1_500_000_000);
-        assert_eq!(duration_from_secs_f64(f64::INFINITY), Duration::from_nanos(u64::MAX));
+        assert_eq!(
+            duration_from_secs_f64(f64::INFINITY),
+            Duration::from_nanos(u64::MAX)
+        );
     }
 }

@@ -1,0 +1,828 @@
+//! Loss events, loss intervals and the average loss interval (RFC 5348 §5.2–§5.5).
+//!
+//! The receiver hands lost (or ECN-marked) packets to [`LossHistory`] as ranges of sequence
+//! numbers together with the two received packets that bracket them; the history groups them into
+//! loss events (§5.2), derives the loss intervals (§5.3) and averages them (§5.4) with optional
+//! history discounting (§5.5). A late packet can remove a loss again (§5.1), which regroups the
+//! events from that point on.
+//!
+//! The averaging itself ([`average_interval`]) is a pure function of the interval window so that
+//! the seed variants E3/E4 (transforms of the window, `spec/variants.md`) slot in as values of
+//! [`IntervalTransform`].
+
+use std::collections::VecDeque;
+
+use core::time::Duration;
+
+use crate::Time;
+
+/// Which intervals enter the "with I_0" average when fewer than n closed intervals exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AveragingWindow {
+    /// RFC 5348 §5.4: with k closed intervals (k < n), I_0..I_(k-1) and I_1..I_k.
+    Rfc5348,
+    /// NS-2.35 WALI: the "with I_0" window holds one interval more, I_0..I_k (spec B6-19).
+    Ns2,
+}
+
+/// When the general discount factor DF of §5.5 is recomputed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscountUpdate {
+    /// RFC 5348 §5.5: "updated on every packet arrival".
+    EveryPacket,
+    /// NS-2.35: only when a report is built (spec B6-20).
+    EveryReport,
+}
+
+/// History discounting (RFC 5348 §5.5, OPTIONAL).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Discounting {
+    /// No discounting: every DF is 1.
+    Off,
+    /// Discount older intervals when I_0 > 2·I_mean, with DF floored at `threshold`
+    /// (RFC 5348: 0.25; RFC 3448 and NS-2.35: 0.5).
+    On {
+        /// Lowest value of DF.
+        threshold: f64,
+        /// When DF is recomputed.
+        update: DiscountUpdate,
+    },
+}
+
+/// A transform applied to each window of intervals before the weighted mean (seed variants
+/// E3/E4 will add values here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntervalTransform {
+    /// The RFC 5348 §5.4 weighted mean of the intervals as they are.
+    Plain,
+}
+
+/// How the open interval I_0 is counted (RFC 5348 §5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntervalCounting {
+    /// "the size of I_0 is S_C - S_A + 1".
+    Rfc5348,
+    /// NS-2.35 counts I_0 = S_C - S_A (spec B6-18).
+    Ns2,
+}
+
+/// Parameters of the average loss interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Averaging {
+    /// Number of intervals n (RFC 5348 §5.4: 8; "SHOULD NOT" exceed 8).
+    pub n: usize,
+    /// Window rule for fewer than n intervals.
+    pub window: AveragingWindow,
+    /// History discounting.
+    pub discount: Discounting,
+    /// Transform of the interval window.
+    pub transform: IntervalTransform,
+    /// How I_0 is counted.
+    pub counting: IntervalCounting,
+}
+
+impl Averaging {
+    /// RFC 5348 §5.4/§5.5: n = 8, discounting on with THRESHOLD 0.25 updated per packet.
+    pub const RFC5348: Averaging = Averaging {
+        n: 8,
+        window: AveragingWindow::Rfc5348,
+        discount: Discounting::On {
+            threshold: 0.25,
+            update: DiscountUpdate::EveryPacket,
+        },
+        transform: IntervalTransform::Plain,
+        counting: IntervalCounting::Rfc5348,
+    };
+
+    /// NS-2.35 Agent/TFRCSink defaults: WALI with n = 8, `smooth_` weights, discounting with
+    /// `minDiscountRatio_` 0.5 evaluated per report.
+    pub const NS2: Averaging = Averaging {
+        n: 8,
+        window: AveragingWindow::Ns2,
+        discount: Discounting::On {
+            threshold: 0.5,
+            update: DiscountUpdate::EveryReport,
+        },
+        transform: IntervalTransform::Plain,
+        counting: IntervalCounting::Ns2,
+    };
+}
+
+/// Largest n accepted (the weights are recomputed per call; this bounds the work).
+pub const MAX_N: usize = 64;
+
+/// RFC 5348 §5.4 weight w_i for i in 0..n:
+/// "If (i < n/2) { w_i = 1; } Else { w_i = 2 * (n-i)/(n+2); }"
+pub fn weight(i: usize, n: usize) -> f64 {
+    let (i, n) = (i as f64, n as f64);
+    if i < n / 2.0 {
+        1.0
+    } else {
+        2.0 * (n - i) / (n + 2.0)
+    }
+}
+
+/// The average loss interval I_mean of RFC 5348 §5.4 with the discounting of §5.5.
+///
+/// `open` is I_0; `closed` holds I_1, I_2, … newest first, each with its discount factor DF_i;
+/// `df` is the general discount factor DF. Returns `None` when there is no closed interval (no
+/// loss yet: "the receiver does not calculate the average loss interval").
+pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averaging) -> Option<f64> {
+    let n = cfg.n.clamp(1, MAX_N);
+    if closed.is_empty() {
+        return None;
+    }
+    let k = closed.len().min(n);
+    // Number of intervals in the "with I_0" window: k (RFC) or k + 1 (NS-2), at most n.
+    let with_len = match cfg.window {
+        AveragingWindow::Rfc5348 => k,
+        AveragingWindow::Ns2 => (k + 1).min(n),
+    };
+    match cfg.transform {
+        IntervalTransform::Plain => {}
+    }
+    // §5.5: I_tot0 = I_0*w_0 + sum_{i=1..} I_i*w_i*DF_i*DF; W_tot0 likewise.
+    let (mut i_tot0, mut w_tot0) = (open * weight(0, n), weight(0, n));
+    for (i, &(len, df_i)) in closed.iter().enumerate().take(with_len.saturating_sub(1)) {
+        let w = weight(i + 1, n) * df_i * df;
+        i_tot0 += len * w;
+        w_tot0 += w;
+    }
+    // §5.5: I_tot1 = sum_{i=1..k} I_i*w_(i-1)*DF_i.
+    let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
+    for (i, &(len, df_i)) in closed.iter().enumerate().take(k) {
+        let w = weight(i, n) * df_i;
+        i_tot1 += len * w;
+        w_tot1 += w;
+    }
+    // §5.4: "I_mean = max(I_tot0, I_tot1)/W_tot" — I_0 is used only if it raises the mean.
+    let m0 = if w_tot0 > 0.0 { i_tot0 / w_tot0 } else { 0.0 };
+    let m1 = if w_tot1 > 0.0 { i_tot1 / w_tot1 } else { 0.0 };
+    let m = m0.max(m1);
+    if m.is_finite() {
+        Some(m)
+    } else {
+        None
+    }
+}
+
+/// A point of reference for interpolating the nominal time of a lost packet (§5.2): a received
+/// packet's sequence number and the time to interpolate with (arrival time or sender timestamp,
+/// per profile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// Sequence number.
+    pub seq: u64,
+    /// Time attached to it.
+    pub time: Time,
+}
+
+/// Consecutive lost (or ECN-marked) sequence numbers `lo..=hi` bracketed by two received packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LostRange {
+    /// First sequence number.
+    pub lo: u64,
+    /// Last sequence number (inclusive).
+    pub hi: u64,
+    /// S_before / T_before.
+    pub before: Mark,
+    /// S_after / T_after.
+    pub after: Mark,
+    /// The RTT to group with (the sender's R from the data packets, §5.2).
+    pub rtt: Duration,
+    /// The sender's feedback round carried in the data packets (NS-2 `round_id`).
+    pub round: u32,
+}
+
+impl LostRange {
+    /// §5.2: "T_loss = T_before + ((T_after - T_before) * (S_loss - S_before)/(S_after - S_before))".
+    /// Sequence numbers are 64-bit and never wrap, so Dist() is a plain difference.
+    pub fn time_of(&self, s: u64) -> Time {
+        let (sb, sa) = (self.before.seq, self.after.seq);
+        let (tb, ta) = (self.before.time.as_nanos(), self.after.time.as_nanos());
+        if sa <= sb || ta <= tb {
+            // Degenerate bracket (a marked packet, or times out of order): no interpolation,
+            // which also keeps T monotone in s for the grouping search.
+            return self.before.time;
+        }
+        let num = u128::from(ta - tb) * u128::from(s.saturating_sub(sb).min(sa - sb));
+        let dt = num / u128::from(sa - sb);
+        Time::from_nanos(tb.saturating_add(u64::try_from(dt).unwrap_or(u64::MAX)))
+    }
+
+    fn len(&self) -> u64 {
+        self.hi.saturating_sub(self.lo).saturating_add(1)
+    }
+}
+
+/// One loss event: its first lost packet and the losses grouped into it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossEvent {
+    /// S_A: the sequence number the interval starting at this event is counted from.
+    pub start_seq: u64,
+    /// T of the first loss (the grouping reference T_old for later losses).
+    pub start_time: Time,
+    /// Sender round of the first loss (NS-2 `lastloss_round_id`).
+    pub round: u32,
+    /// Discount factor DF_i of the interval that starts at this event (§5.5).
+    pub df: f64,
+    /// The lost/marked packets of the event, ascending.
+    pub lost: Vec<LostRange>,
+}
+
+/// Rules for grouping losses into events (§5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupingRule {
+    /// NS-2 `PreciseLoss_`: a new event also needs a newer sender round than the last event.
+    pub round_gate: bool,
+}
+
+/// A late packet's effect on the history (§5.1: "the late packet can fill the hole").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FillOutcome {
+    /// The sequence number was not a recorded loss.
+    NotLost,
+    /// The loss was removed; the events did not change.
+    Removed,
+    /// The loss started an event, so the events were regrouped; `events_removed` is how many
+    /// fewer events there are now.
+    Regrouped {
+        /// Events that disappeared.
+        events_removed: usize,
+    },
+}
+
+/// At most this many events are started from one lost range; beyond it the rest of the range
+/// joins the last event. Only a pathological gap (thousands of RTTs of consecutive losses) can
+/// reach it, and only the last n + 2 events are kept anyway.
+const MAX_EVENTS_PER_RANGE: usize = 2 * MAX_N;
+
+/// The loss-event record and loss intervals of one receiver.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossHistory {
+    cfg: Averaging,
+    rule: GroupingRule,
+    /// Oldest first; at most n + 2 kept.
+    events: VecDeque<LossEvent>,
+    /// §6.3.1's synthetic first interval and its DF, while the first event ever is still kept.
+    synthetic: Option<(f64, f64)>,
+    /// General discount factor DF (§5.5).
+    df: f64,
+    events_total: u64,
+}
+
+impl LossHistory {
+    /// An empty history.
+    pub fn new(cfg: Averaging, rule: GroupingRule) -> LossHistory {
+        LossHistory {
+            cfg,
+            rule,
+            events: VecDeque::new(),
+            synthetic: None,
+            df: 1.0,
+            events_total: 0,
+        }
+    }
+
+    /// Whether any loss event has been recorded.
+    pub fn has_loss(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Loss events recorded since the start (or since the last [`LossHistory::reset`]).
+    pub fn events_total(&self) -> u64 {
+        self.events_total
+    }
+
+    /// The current events, oldest first.
+    pub fn events(&self) -> impl Iterator<Item = &LossEvent> {
+        self.events.iter()
+    }
+
+    /// The first event's start, if any (for §6.3.1's "first data packet lost" rule).
+    pub fn first_event_start(&self) -> Option<u64> {
+        self.events.front().map(|e| e.start_seq)
+    }
+
+    /// Forget everything (NS-2's `adjust_history` clears earlier loss marks).
+    pub fn reset(&mut self) {
+        self.events.clear();
+        self.synthetic = None;
+        self.df = 1.0;
+        self.events_total = 0;
+    }
+
+    /// Set the synthetic first loss interval of §6.3.1 (it precedes the first event).
+    pub fn seed_first_interval(&mut self, len: f64) {
+        let len = if len.is_finite() && len >= 1.0 {
+            len
+        } else {
+            1.0
+        };
+        self.synthetic = Some((len, 1.0));
+    }
+
+    /// Start an event directly (NS-2's first-gap event, whose counting start is not a lost
+    /// packet).
+    pub fn push_event(&mut self, start_seq: u64, start_time: Time, round: u32) {
+        self.push(
+            LossEvent {
+                start_seq,
+                start_time,
+                round,
+                df: 1.0,
+                lost: Vec::new(),
+            },
+            true,
+        );
+    }
+
+    fn push(&mut self, ev: LossEvent, fold: bool) {
+        if fold {
+            // §5.5: "DF_i = DF * DF_i" for the closed intervals, then shift; "DF_0 = 1; DF = 1".
+            let df = self.df;
+            let last = self.events.len().saturating_sub(1);
+            for e in self.events.iter_mut().take(last) {
+                e.df *= df;
+            }
+            if let Some(s) = self.synthetic.as_mut() {
+                if !self.events.is_empty() {
+                    s.1 *= df;
+                }
+            }
+            self.df = 1.0;
+        }
+        self.events.push_back(ev);
+        self.events_total = self.events_total.saturating_add(1);
+        let keep = self.cfg.n.clamp(1, MAX_N) + 2;
+        while self.events.len() > keep {
+            self.events.pop_front();
+            // The synthetic interval preceded the very first event, which is now gone.
+            self.synthetic = None;
+        }
+    }
+
+    /// Record lost packets; returns the number of new loss events.
+    ///
+    /// §5.2: "If T_old + R >= T_new, then S_new is part of the existing loss event. Otherwise,
+    /// S_new is the first packet in a new loss event."
+    pub fn add_lost(&mut self, range: LostRange) -> usize {
+        self.add_lost_inner(range, true)
+    }
+
+    fn add_lost_inner(&mut self, range: LostRange, fold: bool) -> usize {
+        if range.hi < range.lo {
+            return 0;
+        }
+        let mut new_events = 0;
+        let mut lo = range.lo;
+        loop {
+            let split = match self.events.back() {
+                None => Some(lo),
+                Some(last) => self.first_new_event(&range, lo, last),
+            };
+            match split {
+                Some(s) if new_events < MAX_EVENTS_PER_RANGE => {
+                    if s > lo {
+                        self.attach(range, lo, s - 1);
+                    }
+                    self.push(
+                        LossEvent {
+                            start_seq: s,
+                            start_time: range.time_of(s),
+                            round: range.round,
+                            df: 1.0,
+                            lost: Vec::new(),
+                        },
+                        fold,
+                    );
+                    new_events += 1;
+                    // Find the next split strictly after s.
+                    match self.events.back().and_then(|last| {
+                        if s == u64::MAX || s + 1 > range.hi {
+                            None
+                        } else {
+                            self.first_new_event(&range, s + 1, last)
+                        }
+                    }) {
+                        None => {
+                            self.attach(range, s, range.hi);
+                            return new_events;
+                        }
+                        Some(next) => {
+                            self.attach(range, s, next - 1);
+                            lo = next;
+                        }
+                    }
+                }
+                _ => {
+                    self.attach(range, lo, range.hi);
+                    return new_events;
+                }
+            }
+        }
+    }
+
+    /// The first sequence number in `lo..=range.hi` that starts a new event after `last`.
+    fn first_new_event(&self, range: &LostRange, lo: u64, last: &LossEvent) -> Option<u64> {
+        if self.rule.round_gate && range.round <= last.round {
+            return None;
+        }
+        let limit = last.start_time.saturating_add(range.rtt);
+        // T(s) is non-decreasing in s, so binary search for the first T(s) > T_old + R.
+        if range.time_of(range.hi) <= limit {
+            return None;
+        }
+        let (mut a, mut b) = (lo, range.hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            if range.time_of(mid) > limit {
+                b = mid;
+            } else {
+                a = mid + 1;
+            }
+        }
+        Some(a)
+    }
+
+    fn attach(&mut self, range: LostRange, lo: u64, hi: u64) {
+        if let Some(last) = self.events.back_mut() {
+            last.lost.push(LostRange { lo, hi, ..range });
+        }
+    }
+
+    /// Whether `seq` is recorded as lost.
+    pub fn is_lost(&self, seq: u64) -> bool {
+        self.events
+            .iter()
+            .any(|e| e.lost.iter().any(|r| r.lo <= seq && seq <= r.hi))
+    }
+
+    /// A late packet arrived: remove its loss and regroup the events if it started one.
+    pub fn fill(&mut self, seq: u64) -> FillOutcome {
+        let Some(idx) = self
+            .events
+            .iter()
+            .position(|e| e.lost.iter().any(|r| r.lo <= seq && seq <= r.hi))
+        else {
+            return FillOutcome::NotLost;
+        };
+        let ev = &mut self.events[idx];
+        if let Some(ri) = ev.lost.iter().position(|r| r.lo <= seq && seq <= r.hi) {
+            let r = ev.lost.remove(ri);
+            let mut parts = Vec::with_capacity(2);
+            if r.lo < seq {
+                parts.push(LostRange { hi: seq - 1, ..r });
+            }
+            if seq < r.hi {
+                parts.push(LostRange { lo: seq + 1, ..r });
+            }
+            for (k, p) in parts.into_iter().enumerate() {
+                ev.lost.insert(ri + k, p);
+            }
+        }
+        if ev.start_seq != seq {
+            return FillOutcome::Removed;
+        }
+        // The event's first loss is gone: regroup this event and every later one.
+        let before = self.events.len();
+        let total = self.events_total;
+        let tail: Vec<LossEvent> = self.events.drain(idx..).collect();
+        let was_first = idx == 0;
+        for e in tail {
+            for r in e.lost {
+                self.add_lost_inner(r, false);
+            }
+        }
+        // Regrouping re-counted the surviving events; count each event once.
+        let after = self.events.len();
+        self.events_total = total
+            .saturating_sub(before as u64)
+            .saturating_add(after as u64);
+        if was_first && self.events.is_empty() {
+            self.synthetic = None;
+        }
+        FillOutcome::Regrouped {
+            events_removed: before.saturating_sub(after),
+        }
+    }
+
+    /// I_0 for highest received sequence number `s_c` (§5.3), or `None` before any loss.
+    pub fn open_interval(&self, s_c: u64) -> Option<f64> {
+        let start = self.events.back()?.start_seq;
+        let base = s_c.saturating_sub(start) as f64;
+        Some(match self.cfg.counting {
+            IntervalCounting::Rfc5348 => base + 1.0,
+            IntervalCounting::Ns2 => base,
+        })
+    }
+
+    /// Closed intervals I_1, I_2, … newest first, each with its DF_i.
+    pub fn closed_intervals(&self) -> Vec<(f64, f64)> {
+        let mut out = Vec::with_capacity(self.events.len() + 1);
+        for j in (1..self.events.len()).rev() {
+            let len = self.events[j]
+                .start_seq
+                .saturating_sub(self.events[j - 1].start_seq) as f64;
+            out.push((len, self.events[j - 1].df));
+        }
+        if let (Some(s), false) = (self.synthetic, self.events.is_empty()) {
+            out.push(s);
+        }
+        out
+    }
+
+    /// §5.5: recompute DF from I_0 for highest sequence number `s_c`:
+    /// "if (I_0 > 2 * I_mean) { DF = 2 * I_mean/I_0; if (DF < THRESHOLD) DF = THRESHOLD; }
+    /// else DF = 1".
+    pub fn update_discount(&mut self, s_c: u64) {
+        let Discounting::On { threshold, .. } = self.cfg.discount else {
+            self.df = 1.0;
+            return;
+        };
+        let (Some(i0), closed) = (self.open_interval(s_c), self.closed_intervals()) else {
+            return;
+        };
+        let n = self.cfg.n.clamp(1, MAX_N);
+        let (mut i_tot, mut w_tot) = (0.0, 0.0);
+        for (i, &(len, df_i)) in closed.iter().enumerate().take(n) {
+            let w = weight(i, n) * df_i;
+            i_tot += len * w;
+            w_tot += w;
+        }
+        if w_tot <= 0.0 || i0 <= 0.0 {
+            return;
+        }
+        let i_mean = i_tot / w_tot;
+        self.df = if i0 > 2.0 * i_mean {
+            (2.0 * i_mean / i0).max(threshold)
+        } else {
+            1.0
+        };
+    }
+
+    /// The general discount factor DF.
+    pub fn discount_factor(&self) -> f64 {
+        self.df
+    }
+
+    /// The average loss interval for highest sequence number `s_c`, or `None` before any loss.
+    pub fn mean_interval(&self, s_c: u64) -> Option<f64> {
+        let i0 = self.open_interval(s_c)?;
+        let df = match self.cfg.discount {
+            Discounting::Off => 1.0,
+            Discounting::On { .. } => self.df,
+        };
+        average_interval(i0, &self.closed_intervals(), df, &self.cfg)
+    }
+
+    /// The loss event rate p = 1/I_mean (§5.4), 0 before any loss, at most 1.
+    pub fn loss_event_rate(&self, s_c: u64) -> f64 {
+        match self.mean_interval(s_c) {
+            Some(m) if m > 0.0 => (1.0 / m).min(1.0),
+            Some(_) => 1.0,
+            None => 0.0,
+        }
+    }
+
+    /// Number of lost sequence numbers currently recorded in the kept events.
+    pub fn recorded_losses(&self) -> u64 {
+        self.events
+            .iter()
+            .flat_map(|e| e.lost.iter())
+            .map(LostRange::len)
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(window: AveragingWindow) -> Averaging {
+        Averaging {
+            discount: Discounting::Off,
+            window,
+            ..Averaging::RFC5348
+        }
+    }
+
+    /// RFC 5348 §5.4: for n = 8 the weights are 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2.
+    #[test]
+    fn rfc5348_s5_4_weights() {
+        let w: Vec<f64> = (0..8).map(|i| weight(i, 8)).collect();
+        let want = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+        for (a, b) in w.iter().zip(want) {
+            assert!((a - b).abs() < 1e-12, "{w:?}");
+        }
+    }
+
+    /// RFC 5348 §5.4: I_mean = max(I_tot0, I_tot1)/W_tot over n = 8 intervals, I_0 counted only
+    /// if it raises the mean.
+    #[test]
+    fn rfc5348_s5_4_average_with_and_without_i0() {
+        let cfg = plain(AveragingWindow::Rfc5348);
+        let closed: Vec<(f64, f64)> = (1..=9).map(|i| (i as f64 * 10.0, 1.0)).collect();
+        let w = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+        let wt: f64 = w.iter().sum();
+        // Without I_0: I_1..I_8 = 10..80.
+        let tot1: f64 = (0..8).map(|i| closed[i].0 * w[i]).sum();
+        // A small I_0 does not count.
+        let m = average_interval(5.0, &closed, 1.0, &cfg).unwrap();
+        assert!((m - tot1 / wt).abs() < 1e-9, "{m}");
+        // A large I_0 does: I_0 = 500, I_1..I_7.
+        let tot0: f64 = 500.0 + (1..8).map(|i| closed[i - 1].0 * w[i]).sum::<f64>();
+        let m = average_interval(500.0, &closed, 1.0, &cfg).unwrap();
+        assert!((m - tot0 / wt).abs() < 1e-9, "{m}");
+        // No closed interval: no average.
+        assert_eq!(average_interval(5.0, &[], 1.0, &cfg), None);
+    }
+
+    /// spec B6-19: with one closed interval the RFC gives max(I_0, I_1) and NS-2 gives
+    /// max((I_0 + I_1)/2, I_1).
+    #[test]
+    fn ns2_window_has_one_more_interval() {
+        let closed = [(100.0, 1.0)];
+        let rfc = average_interval(300.0, &closed, 1.0, &plain(AveragingWindow::Rfc5348)).unwrap();
+        assert_eq!(rfc, 300.0);
+        let ns2 = average_interval(300.0, &closed, 1.0, &plain(AveragingWindow::Ns2)).unwrap();
+        assert_eq!(ns2, 200.0);
+        // With n or more closed intervals both agree.
+        let many: Vec<(f64, f64)> = (0..10).map(|i| (50.0 + i as f64, 1.0)).collect();
+        let a = average_interval(400.0, &many, 1.0, &plain(AveragingWindow::Rfc5348)).unwrap();
+        let b = average_interval(400.0, &many, 1.0, &plain(AveragingWindow::Ns2)).unwrap();
+        assert_eq!(a, b);
+    }
+
+    fn range(lo: u64, hi: u64, t0: u64, t1: u64, s0: u64, s1: u64, rtt_ms: u64) -> LostRange {
+        LostRange {
+            lo,
+            hi,
+            before: Mark {
+                seq: s0,
+                time: Time::from_nanos(t0),
+            },
+            after: Mark {
+                seq: s1,
+                time: Time::from_nanos(t1),
+            },
+            rtt: Duration::from_millis(rtt_ms),
+            round: 0,
+        }
+    }
+
+    /// RFC 5348 §5.2: interpolated nominal arrival times.
+    #[test]
+    fn rfc5348_s5_2_interpolation() {
+        let r = range(11, 13, 1_000, 5_000, 10, 14, 100);
+        assert_eq!(r.time_of(11).as_nanos(), 2_000);
+        assert_eq!(r.time_of(12).as_nanos(), 3_000);
+        assert_eq!(r.time_of(13).as_nanos(), 4_000);
+    }
+
+    /// RFC 5348 §5.2: losses within R of the event's first loss join it; later ones start a new
+    /// event. §5.3: closed interval = S_B - S_A, I_0 = S_C - S_A + 1.
+    #[test]
+    fn rfc5348_s5_2_grouping_and_s5_3_intervals() {
+        let ms = 1_000_000;
+        let mut h = LossHistory::new(
+            plain(AveragingWindow::Rfc5348),
+            GroupingRule { round_gate: false },
+        );
+        // Packets 1 ms apart; R = 10 ms. Loss at 100 (t = 100 ms), 105 (same event), 130 (new).
+        assert_eq!(
+            h.add_lost(range(100, 100, 99 * ms, 101 * ms, 99, 101, 10)),
+            1
+        );
+        assert_eq!(
+            h.add_lost(range(105, 105, 104 * ms, 106 * ms, 104, 106, 10)),
+            0
+        );
+        assert_eq!(
+            h.add_lost(range(130, 130, 129 * ms, 131 * ms, 129, 131, 10)),
+            1
+        );
+        assert_eq!(h.events_total(), 2);
+        h.seed_first_interval(50.0);
+        assert_eq!(h.closed_intervals(), vec![(30.0, 1.0), (50.0, 1.0)]);
+        assert_eq!(h.open_interval(140), Some(11.0));
+        // A burst spanning more than R splits: 200..=260 lost at 1 ms spacing.
+        let n = h.add_lost(range(200, 260, 199 * ms, 261 * ms, 199, 261, 10));
+        assert_eq!(n, 6, "starts at 200, 211, 222, 233, 244, 255");
+        let starts: Vec<u64> = h.events().map(|e| e.start_seq).collect();
+        assert_eq!(&starts[starts.len() - 3..], &[233, 244, 255]);
+    }
+
+    /// RFC 5348 §5.1: a late packet fills the hole; if it started an event the events regroup.
+    #[test]
+    fn rfc5348_s5_1_late_packet_removes_loss_event() {
+        let ms = 1_000_000;
+        let mut h = LossHistory::new(
+            plain(AveragingWindow::Rfc5348),
+            GroupingRule { round_gate: false },
+        );
+        h.add_lost(range(10, 10, 9 * ms, 11 * ms, 9, 11, 5));
+        h.seed_first_interval(100.0);
+        h.add_lost(range(50, 50, 49 * ms, 51 * ms, 49, 51, 5));
+        h.add_lost(range(52, 52, 51 * ms, 53 * ms, 51, 53, 5));
+        assert_eq!(h.events_total(), 2);
+        assert_eq!(h.fill(52), FillOutcome::Removed);
+        assert_eq!(h.fill(52), FillOutcome::NotLost);
+        h.add_lost(range(52, 52, 51 * ms, 53 * ms, 51, 53, 5));
+        // Filling 50 moves the event start to 52.
+        assert_eq!(h.fill(50), FillOutcome::Regrouped { events_removed: 0 });
+        assert_eq!(h.closed_intervals()[0], (42.0, 1.0));
+        // Filling 52 removes that event entirely.
+        assert_eq!(h.fill(52), FillOutcome::Regrouped { events_removed: 1 });
+        assert_eq!(h.events_total(), 1);
+        // Removing the only event clears the synthetic interval too: no loss at all.
+        assert_eq!(h.fill(10), FillOutcome::Regrouped { events_removed: 1 });
+        assert!(!h.has_loss());
+        assert_eq!(h.loss_event_rate(100), 0.0);
+    }
+
+    /// RFC 5348 §5.5: DF = max(2*I_mean/I_0, THRESHOLD) when I_0 > 2*I_mean, folded into DF_i at
+    /// the next loss event.
+    #[test]
+    fn rfc5348_s5_5_history_discounting() {
+        let ms = 1_000_000;
+        let cfg = Averaging {
+            window: AveragingWindow::Rfc5348,
+            ..Averaging::RFC5348
+        };
+        let mut h = LossHistory::new(cfg, GroupingRule { round_gate: false });
+        for k in 0..9u64 {
+            let s = 100 + 10 * k;
+            h.add_lost(range(s, s, s * ms, (s + 2) * ms, s - 1, s + 1, 1));
+        }
+        // All closed intervals are 10; I_0 = 1000 - 180 + 1 = 821 > 20.
+        h.update_discount(1000);
+        assert_eq!(h.discount_factor(), 0.25, "floored at THRESHOLD");
+        h.update_discount(200);
+        // I_0 = 21 > 20: DF = 20/21.
+        assert!((h.discount_factor() - 20.0 / 21.0).abs() < 1e-12);
+        // With DF < 1 the older intervals weigh less in I_tot0, so I_mean rises above the plain
+        // "with I_0" mean.
+        let plain_m = average_interval(21.0, &h.closed_intervals(), 1.0, &cfg).unwrap();
+        let disc_m = h.mean_interval(200).unwrap();
+        assert!(disc_m > plain_m, "{disc_m} vs {plain_m}");
+        h.update_discount(1000);
+        h.add_lost(range(1000, 1000, 1000 * ms, 1002 * ms, 999, 1001, 1));
+        let closed = h.closed_intervals();
+        assert_eq!(
+            closed[0],
+            (820.0, 1.0),
+            "the just-closed interval keeps DF 1"
+        );
+        assert!(
+            closed[1..].iter().all(|&(_, d)| (d - 0.25).abs() < 1e-12),
+            "{closed:?}"
+        );
+        assert_eq!(h.discount_factor(), 1.0);
+    }
+
+    /// NS-2 `PreciseLoss_`: a new event needs a newer sender round.
+    #[test]
+    fn ns2_round_gate() {
+        let ms = 1_000_000;
+        let mut h = LossHistory::new(Averaging::NS2, GroupingRule { round_gate: true });
+        let mut r = range(10, 10, 10 * ms, 12 * ms, 9, 11, 1);
+        r.round = 3;
+        assert_eq!(h.add_lost(r), 1);
+        let mut r2 = range(100, 100, 100 * ms, 102 * ms, 99, 101, 1);
+        r2.round = 3;
+        assert_eq!(h.add_lost(r2), 0, "same round: same event");
+        r2.round = 4;
+        r2.lo = 101;
+        r2.hi = 101;
+        assert_eq!(h.add_lost(r2), 1);
+        assert_eq!(h.open_interval(150), Some(49.0), "NS-2 I_0 = S_C - S_A");
+    }
+
+    #[test]
+    fn pathological_gap_is_bounded() {
+        let mut h = LossHistory::new(
+            plain(AveragingWindow::Rfc5348),
+            GroupingRule { round_gate: false },
+        );
+        let r = LostRange {
+            lo: 1,
+            hi: u64::MAX - 1,
+            before: Mark {
+                seq: 0,
+                time: Time::ZERO,
+            },
+            after: Mark {
+                seq: u64::MAX,
+                time: Time::MAX,
+            },
+            rtt: Duration::ZERO,
+            round: 0,
+        };
+        let n = h.add_lost(r);
+        assert_eq!(n, MAX_EVENTS_PER_RANGE);
+        assert!(h.events().count() <= 10);
+        let p = h.loss_event_rate(u64::MAX);
+        assert!(p.is_finite() && (0.0..=1.0).contains(&p));
+    }
+}

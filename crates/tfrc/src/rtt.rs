@@ -1,0 +1,298 @@
+//! Round-trip time estimation at the sender: the smoothed RTT R (RFC 5348 §4.3 step 2), the
+//! long-term mean of sqrt(R_sample) for oscillation damping (§4.5), and the t_RTO that goes
+//! into the throughput equation (§3.1).
+//!
+//! Each of these is a policy value so that the seed variants (E1 adaptive RTT, E2 RTO rescaling)
+//! can add estimators without touching the sender.
+
+use core::time::Duration;
+
+/// How the smoothed RTT R is computed from samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RttEstimator {
+    /// RFC 5348 §4.3 step 2: `R = q*R + (1-q)*R_sample`, the first sample taken as is.
+    /// RFC 5348 recommends q = 0.9; NS-2.35 uses `df_` = 0.95 (spec B6-9).
+    Ewma {
+        /// Weight of the old estimate, in [0, 1).
+        q: f64,
+    },
+}
+
+/// The t_RTO used in the throughput equation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RtoPolicy {
+    /// RFC 5348 §3.1: "t_RTO SHOULD be 4*R" (the multiple is the field); `floor` gives the
+    /// allowed variant max(4R, 1 s) when set to one second.
+    RttMultiple {
+        /// Multiple of R (RFC 5348: 4).
+        multiple: f64,
+        /// Lower bound (RFC 5348: zero, or 1 s for the MAY variant).
+        floor: Duration,
+    },
+    /// NS-2.35's `update_rtt`: a TCP-style RTO in integer clock ticks (spec B6-10).
+    TcpTicks(TcpRto),
+}
+
+/// Parameters of NS-2.35's TCP-style RTO (`tcp_tick_`, `T_SRTT_BITS`, `T_RTTVAR_BITS`,
+/// `rttvar_exp_`, `minrto_`; spec B1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpRto {
+    /// Clock tick (NS-2: 0.1 s).
+    pub tick: Duration,
+    /// Fixed-point shift of the smoothed RTT (NS-2: 3, a gain of 1/8).
+    pub srtt_bits: u32,
+    /// Fixed-point shift of the RTT variation (NS-2: 2, a gain of 1/4).
+    pub rttvar_bits: u32,
+    /// RTO = srtt + 2^rttvar_exp * rttvar (NS-2: 2).
+    pub rttvar_exp: u32,
+    /// Lower bound on the result (NS-2 `minrto_`: 0).
+    pub min_rto: Duration,
+}
+
+impl TcpRto {
+    /// NS-2.35's defaults for Agent/TFRC.
+    pub const NS2: TcpRto = TcpRto {
+        tick: Duration::from_millis(100),
+        srtt_bits: 3,
+        rttvar_bits: 2,
+        rttvar_exp: 2,
+        min_rto: Duration::ZERO,
+    };
+}
+
+/// Integer state of the TCP-style RTO, in ticks scaled by the fixed-point shifts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct TcpRtoState {
+    srtt: i64,
+    rttvar: i64,
+}
+
+/// The sender's RTT state. Samples are in seconds and always positive (the sender floors them).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RttState {
+    estimator: RttEstimator,
+    rto: RtoPolicy,
+    /// Smoothed R in seconds; 0 until the first sample.
+    r: f64,
+    /// Long-term mean of sqrt(R_sample) (§4.5 R_sqmean); 1 until the first sample, which is what
+    /// NS-2 starts `sqrtrtt_` with.
+    sqrt_mean: f64,
+    /// The most recent sample (NS-2 `rttcur_`); 1 until the first sample, as in NS-2.
+    last_sample: f64,
+    samples: u64,
+    tcp: TcpRtoState,
+    /// t_RTO for the equation in seconds; 0 until the first sample (NS-2 `tzero_` starts at 0).
+    t_rto: f64,
+}
+
+impl RttState {
+    pub(crate) fn new(estimator: RttEstimator, rto: RtoPolicy) -> RttState {
+        RttState {
+            estimator,
+            rto,
+            r: 0.0,
+            sqrt_mean: 1.0,
+            last_sample: 1.0,
+            samples: 0,
+            tcp: TcpRtoState::default(),
+            t_rto: 0.0,
+        }
+    }
+
+    /// Fold in one sample (seconds, > 0). `q2` is the §4.5 weight for R_sqmean.
+    pub(crate) fn on_sample(&mut self, sample: f64, q2: f64) {
+        let sample = if sample.is_finite() && sample > 0.0 {
+            sample
+        } else {
+            MIN_SAMPLE
+        };
+        // RFC 5348 §4.3 step 2: "If no feedback has been received before { R = R_sample; }
+        // Else { R = q*R + (1-q)*R_sample; }"
+        match self.estimator {
+            RttEstimator::Ewma { q } => {
+                if self.samples == 0 {
+                    self.r = sample;
+                } else {
+                    self.r = q * self.r + (1.0 - q) * sample;
+                }
+            }
+        }
+        // RFC 5348 §4.5: "R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample)", first sample as is.
+        if self.samples == 0 {
+            self.sqrt_mean = sample.sqrt();
+        } else {
+            self.sqrt_mean = q2 * self.sqrt_mean + (1.0 - q2) * sample.sqrt();
+        }
+        self.last_sample = sample;
+        self.update_rto(sample);
+        self.samples = self.samples.saturating_add(1);
+    }
+
+    fn update_rto(&mut self, sample: f64) {
+        self.t_rto = match self.rto {
+            RtoPolicy::RttMultiple { multiple, floor } => {
+                (multiple * self.r).max(floor.as_secs_f64())
+            }
+            RtoPolicy::TcpTicks(c) => self.tcp_rto(c, sample),
+        };
+    }
+
+    /// NS-2.35 `update_rtt` (spec B4 step 3): the sample is rounded to whole ticks (at least
+    /// one), smoothed in fixed point with gains 1/8 and 1/4, and the RTO is
+    /// `((rttvar << (exp + srtt_bits - rttvar_bits)) + srtt) >> srtt_bits` ticks.
+    fn tcp_rto(&mut self, c: TcpRto, sample: f64) -> f64 {
+        let tick = c.tick.as_secs_f64().max(1e-9);
+        let sb = c.srtt_bits.min(16);
+        let vb = c.rttvar_bits.min(sb);
+        let ticks = (sample / tick + 0.5).floor().clamp(1.0, 1e12) as i64;
+        if self.tcp.srtt != 0 {
+            let mut delta = ticks - (self.tcp.srtt >> sb);
+            self.tcp.srtt = self.tcp.srtt.saturating_add(delta);
+            if self.tcp.srtt <= 0 {
+                self.tcp.srtt = 1;
+            }
+            delta = delta.saturating_abs() - (self.tcp.rttvar >> vb);
+            self.tcp.rttvar = self.tcp.rttvar.saturating_add(delta);
+            if self.tcp.rttvar <= 0 {
+                self.tcp.rttvar = 1;
+            }
+        } else {
+            self.tcp.srtt = ticks << sb;
+            self.tcp.rttvar = ticks << vb.saturating_sub(1);
+        }
+        let shift = (c.rttvar_exp + sb - vb).min(32);
+        let rto_ticks =
+            (self.tcp.rttvar.saturating_mul(1 << shift)).saturating_add(self.tcp.srtt) >> sb;
+        (rto_ticks as f64 * tick).max(c.min_rto.as_secs_f64())
+    }
+
+    /// Smoothed R in seconds (0 before the first sample).
+    pub(crate) fn r(&self) -> f64 {
+        self.r
+    }
+
+    /// Whether at least one sample has been taken.
+    pub(crate) fn has_sample(&self) -> bool {
+        self.samples > 0
+    }
+
+    /// t_RTO for the equation, seconds.
+    pub(crate) fn t_rto(&self) -> f64 {
+        self.t_rto
+    }
+
+    /// §4.5's ratio R_sqmean / sqrt(R_sample) (1 before any sample).
+    pub(crate) fn oscillation_factor(&self) -> f64 {
+        let d = self.last_sample.sqrt();
+        if d > 0.0 && self.sqrt_mean.is_finite() {
+            self.sqrt_mean / d
+        } else {
+            1.0
+        }
+    }
+}
+
+/// Samples are floored at 1 µs so that R, t_ipi and the equation stay finite.
+pub(crate) const MIN_SAMPLE: f64 = 1e-6;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rfc() -> RttState {
+        RttState::new(
+            RttEstimator::Ewma { q: 0.9 },
+            RtoPolicy::RttMultiple {
+                multiple: 4.0,
+                floor: Duration::ZERO,
+            },
+        )
+    }
+
+    /// RFC 5348 §4.3 step 2: first sample taken as is, then EWMA with q = 0.9.
+    #[test]
+    fn rfc5348_s4_3_rtt_ewma_q_0_9() {
+        let mut s = rfc();
+        s.on_sample(0.1, 0.9);
+        assert_eq!(s.r(), 0.1);
+        assert!((s.t_rto() - 0.4).abs() < 1e-12, "t_RTO = 4R");
+        s.on_sample(0.2, 0.9);
+        assert!((s.r() - 0.11).abs() < 1e-12, "{}", s.r());
+        assert!((s.t_rto() - 0.44).abs() < 1e-12);
+    }
+
+    /// RFC 5348 §4.5: R_sqmean is the EWMA of sqrt(R_sample); the factor is
+    /// R_sqmean / sqrt(R_sample).
+    #[test]
+    fn rfc5348_s4_5_sqrt_mean() {
+        let mut s = rfc();
+        assert_eq!(s.oscillation_factor(), 1.0);
+        s.on_sample(0.04, 0.9);
+        assert!((s.oscillation_factor() - 1.0).abs() < 1e-12);
+        s.on_sample(0.16, 0.9);
+        // R_sqmean = 0.9*0.2 + 0.1*0.4 = 0.22; sqrt(0.16) = 0.4.
+        assert!((s.oscillation_factor() - 0.22 / 0.4).abs() < 1e-12);
+    }
+
+    /// spec B6-10: NS-2's TCP-tick RTO is 0.3 s for any constant RTT up to 0.15 s, and settles
+    /// at 0.5/0.6/0.8 s for 0.2/0.3/0.5 s.
+    #[test]
+    fn ns2_tcp_tick_rto() {
+        for (rtt, want) in [
+            (0.01, 0.3),
+            (0.1, 0.3),
+            (0.15, 0.3),
+            (0.2, 0.5),
+            (0.3, 0.6),
+            (0.5, 0.8),
+        ] {
+            let mut s = RttState::new(
+                RttEstimator::Ewma { q: 0.95 },
+                RtoPolicy::TcpTicks(TcpRto::NS2),
+            );
+            for _ in 0..200 {
+                s.on_sample(rtt, 0.95);
+            }
+            assert!(
+                (s.t_rto() - want).abs() < 1e-9,
+                "rtt {rtt}: {} vs {want}",
+                s.t_rto()
+            );
+        }
+    }
+
+    /// spec B4 step 3: the first TCP-tick sample sets srtt = t << 3, rttvar = t << 1, so one
+    /// tick gives ((2 << 3) + 8) >> 3 = 3 ticks.
+    #[test]
+    fn ns2_first_sample_rto() {
+        let mut s = RttState::new(
+            RttEstimator::Ewma { q: 0.95 },
+            RtoPolicy::TcpTicks(TcpRto::NS2),
+        );
+        assert_eq!(s.t_rto(), 0.0, "tzero_ starts at 0");
+        s.on_sample(0.04, 0.95);
+        assert!((s.t_rto() - 0.3).abs() < 1e-12);
+        assert_eq!(s.r(), 0.04);
+        s.on_sample(0.08, 0.95);
+        assert!((s.r() - (0.95 * 0.04 + 0.05 * 0.08)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn degenerate_samples_stay_finite() {
+        let mut s = rfc();
+        for x in [f64::NAN, -1.0, 0.0, f64::INFINITY, 1e300] {
+            s.on_sample(x, 0.9);
+            assert!(s.r().is_finite() && s.r() > 0.0, "{x}: {}", s.r());
+            assert!(s.t_rto().is_finite());
+            assert!(s.oscillation_factor().is_finite());
+        }
+        let mut t = RttState::new(
+            RttEstimator::Ewma { q: 0.95 },
+            RtoPolicy::TcpTicks(TcpRto::NS2),
+        );
+        for x in [1e300, 0.0, f64::NAN, 5.0] {
+            t.on_sample(x, 0.95);
+            assert!(t.t_rto().is_finite() && t.t_rto() >= 0.0);
+        }
+    }
+}

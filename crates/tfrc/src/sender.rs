@@ -1,0 +1,1019 @@
+//! The TFRC sender (RFC 5348 §4, §8.2, §8.3), sans-IO.
+//!
+//! Inputs: [`Sender::on_feedback`], [`Sender::on_timeout`], and the application's data through
+//! [`Sender::push_packets`] / [`Sender::set_infinite_backlog`]. Outputs:
+//! [`Sender::poll_transmit`] (a header for the next packet, when one may leave now) and
+//! [`Sender::poll_timeout`] (the next instant the sender needs to be woken).
+//!
+//! The sender holds no payloads: the application says how many segments are ready, and the
+//! caller attaches a payload to each header it polls.
+//!
+//! One state machine serves every profile; where RFC 5348 and NS-2.35 differ, the branch is on
+//! a [`SenderConfig`] policy value ([`RateControl`], [`Pacing`], …).
+
+use core::time::Duration;
+
+use crate::packet::{DataHeader, Feedback};
+use crate::profile::{
+    ConfigError, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl, Rfc5348Rules,
+    SenderConfig, StartRate, StartTimer, TtlPolicy,
+};
+use crate::rtt::{RttState, MIN_SAMPLE};
+use crate::time::duration_from_secs_f64;
+use crate::Time;
+
+/// Largest allowed rate in bytes/s (about 9 Pb/s); keeps X finite through unbounded slow start.
+pub const X_MAX: f64 = 1e15;
+
+/// NS-2's `SMALLFLOAT`, the threshold of its rate comparisons.
+const SMALLFLOAT: f64 = 1e-7;
+
+/// How much data the application has ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backlog {
+    /// Always data to send (an FTP-like bulk source; NS-2 `SndrType_` 0).
+    Infinite,
+    /// This many segments are waiting.
+    Packets(u64),
+}
+
+/// A snapshot of the sender's state for reports and live status.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SenderStatus {
+    /// Allowed sending rate X in bytes/s (NS-2 `rate_`).
+    pub x: f64,
+    /// The rate packets are actually paced at (X_inst of §4.5, or NS-2's ramp rate).
+    pub x_inst: f64,
+    /// The throughput equation's rate X_Bps for the current p, R and t_RTO (0 before p > 0 under
+    /// RFC 5348).
+    pub x_calc: f64,
+    /// The receive rate limiting the sender: max(X_recv_set) (RFC) or the last X_recv (NS-2);
+    /// infinite while X_recv_set still holds its initial Infinity.
+    pub x_recv: f64,
+    /// Loss event rate p from the last feedback.
+    pub p: f64,
+    /// Smoothed RTT R, once measured.
+    pub rtt: Option<Duration>,
+    /// t_RTO used in the equation.
+    pub t_rto: Duration,
+    /// In the initial slow start (RFC: p = 0; NS-2: state SLOW_START).
+    pub slow_start: bool,
+    /// Data packets sent.
+    pub packets_sent: u64,
+    /// Feedback packets processed.
+    pub feedbacks: u64,
+    /// Nofeedback timer expiries.
+    pub nofeedback_expiries: u64,
+    /// Time-exceeded notices received.
+    pub ttl_exceeded: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lifecycle {
+    NotStarted,
+    Running,
+    Stopped,
+}
+
+/// NS-2's `rate_change_` state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ns2Phase {
+    SlowStart,
+    CongAvoid,
+    RateDecrease,
+    OutOfSlowStart,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Ns2State {
+    phase: Ns2Phase,
+    ss_maxrate: f64,
+    maxrate: f64,
+    oldrate: f64,
+    delta: f64,
+    last_change: Time,
+    datalimited: bool,
+    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (spec B4).
+    lastlimited: f64,
+    all_idle: bool,
+    heavyrounds: u32,
+}
+
+/// RFC 5348 §8.2.1 state, in seconds since the epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct DataLimited {
+    not_limited1: f64,
+    not_limited2: f64,
+    t_new: f64,
+    t_next: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Pacer {
+    /// §4.6: the nominal send time of the previous packet (None: the next goes at once).
+    Nominal { last: Option<Time> },
+    /// NS-2's send timer.
+    Timer { at: Option<Time> },
+}
+
+/// The TFRC sender.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sender {
+    cfg: SenderConfig,
+    s: f64,
+    life: Lifecycle,
+    backlog: Backlog,
+    next_seq: u64,
+    /// Allowed rate X, bytes/s.
+    x: f64,
+    /// X_Bps for the current p (NS-2 `rcvrate`).
+    x_calc: f64,
+    p: f64,
+    rtt: RttState,
+    /// tld, the time X last doubled in slow start (§4.2).
+    tld: Time,
+    /// §4.3 X_recv_set: (X_recv, timestamp), at most `x_recv_set_len` entries.
+    x_recv_set: Vec<(f64, Time)>,
+    last_x_recv: f64,
+    nfb_at: Option<Time>,
+    /// Sent anything since the nofeedback timer was last set (§4.4's "idle" is the opposite).
+    sent_since_nfb: bool,
+    limited: DataLimited,
+    round: u32,
+    urgent: bool,
+    ns2: Ns2State,
+    pacer: Pacer,
+    /// Packets owed at once (NS-2's immediate sends) and since when.
+    immediate: u32,
+    immediate_since: Time,
+    ttl: u8,
+    packets_sent: u64,
+    feedbacks: u64,
+    nofeedback_expiries: u64,
+    ttl_exceeded: u64,
+}
+
+impl Sender {
+    /// A sender that has not sent anything yet. It starts when the application first has data.
+    pub fn new(cfg: SenderConfig) -> Result<Sender, ConfigError> {
+        cfg.validate()?;
+        let s = f64::from(cfg.segment_size);
+        let TtlPolicy::Fixed(ttl) = cfg.ttl;
+        let pacer = match cfg.pacing {
+            Pacing::Nominal { .. } => Pacer::Nominal { last: None },
+            Pacing::Ns2Timer => Pacer::Timer { at: None },
+        };
+        Ok(Sender {
+            cfg,
+            s,
+            life: Lifecycle::NotStarted,
+            backlog: Backlog::Packets(0),
+            next_seq: 0,
+            x: s,
+            x_calc: 0.0,
+            p: 0.0,
+            rtt: RttState::new(cfg.rtt, cfg.t_rto),
+            tld: Time::ZERO,
+            x_recv_set: Vec::new(),
+            last_x_recv: 0.0,
+            nfb_at: None,
+            sent_since_nfb: false,
+            limited: DataLimited::default(),
+            round: 0,
+            urgent: false,
+            ns2: Ns2State {
+                phase: Ns2Phase::SlowStart,
+                ss_maxrate: 0.0,
+                maxrate: 0.0,
+                oldrate: s,
+                delta: 0.0,
+                last_change: Time::ZERO,
+                datalimited: false,
+                lastlimited: 0.0,
+                all_idle: false,
+                heavyrounds: 0,
+            },
+            pacer,
+            immediate: 0,
+            immediate_since: Time::ZERO,
+            ttl,
+            packets_sent: 0,
+            feedbacks: 0,
+            nofeedback_expiries: 0,
+            ttl_exceeded: 0,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SenderConfig {
+        &self.cfg
+    }
+
+    // ----- application input -------------------------------------------------------------
+
+    /// The application has `n` more segments ready. The first data starts the sender.
+    pub fn push_packets(&mut self, now: Time, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.backlog = match self.backlog {
+            Backlog::Infinite => Backlog::Infinite,
+            Backlog::Packets(k) => Backlog::Packets(k.saturating_add(n)),
+        };
+        self.on_new_data(now);
+    }
+
+    /// The application always has data from now on.
+    pub fn set_infinite_backlog(&mut self, now: Time) {
+        self.backlog = Backlog::Infinite;
+        self.on_new_data(now);
+    }
+
+    /// How much data is waiting.
+    pub fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+
+    /// Stop sending for good: no more packets, no more timers.
+    pub fn stop(&mut self) {
+        self.life = Lifecycle::Stopped;
+        self.nfb_at = None;
+        self.immediate = 0;
+    }
+
+    fn has_data(&self) -> bool {
+        match self.backlog {
+            Backlog::Infinite => true,
+            Backlog::Packets(k) => k > 0,
+        }
+    }
+
+    fn on_new_data(&mut self, now: Time) {
+        match self.life {
+            Lifecycle::NotStarted => self.start(now),
+            Lifecycle::Stopped => {}
+            Lifecycle::Running => {
+                // NS-2 `advanceby`: "We were data-limited - send a packet now!"
+                if let RateControl::Ns2(r) = self.cfg.rate_control {
+                    if self.ns2.datalimited && self.has_data() {
+                        self.ns2.datalimited = false;
+                        self.ns2.lastlimited = now.as_secs_f64();
+                        self.ns2.all_idle = false;
+                        if !r.old_code {
+                            self.owe_immediate(now);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// RFC 5348 §4.2 / NS-2 `start()`.
+    fn start(&mut self, now: Time) {
+        self.life = Lifecycle::Running;
+        // §4.2: "the value of X is set to s bytes per second" (NS-2: InitRate_, B6-1).
+        self.x = match self.cfg.startup.rate {
+            StartRate::OneSegmentPerSecond => self.s,
+            StartRate::BytesPerSecond(r) => r,
+        };
+        // §4.2: "the nofeedback timer is set to expire after two seconds" (NS-2: 2*size_/rate_).
+        let t = match self.cfg.startup.timer {
+            StartTimer::Fixed(d) => d.as_secs_f64(),
+            StartTimer::PacketIntervals(k) => k * self.s / self.x,
+        };
+        self.nfb_at = Some(add_secs(now, t));
+        self.sent_since_nfb = false;
+        // §4.3: "X_recv_set is first initialized to contain a single item, with value Infinity."
+        self.x_recv_set = vec![(f64::INFINITY, now)];
+        self.urgent = true;
+        self.ns2.phase = Ns2Phase::SlowStart;
+        self.ns2.oldrate = self.x;
+        self.ns2.delta = 0.0;
+        self.ns2.last_change = now;
+        match &mut self.pacer {
+            Pacer::Nominal { last } => *last = None,
+            Pacer::Timer { at } => {
+                // NS-2 start(): send one packet now, then the timer at size_/rate_.
+                *at = Some(add_secs(now, self.s / self.x));
+                self.immediate = 1;
+                self.immediate_since = now;
+            }
+        }
+    }
+
+    fn owe_immediate(&mut self, now: Time) {
+        if self.immediate == 0 {
+            self.immediate_since = now;
+        }
+        self.immediate = self.immediate.saturating_add(1);
+    }
+
+    // ----- rates ---------------------------------------------------------------------------
+
+    fn initial_window(&self) -> f64 {
+        self.cfg.initial_window.packets(self.cfg.segment_size)
+    }
+
+    /// §4.2: "initial_rate = W_init/R".
+    fn initial_rate(&self) -> f64 {
+        self.initial_window() * self.s / self.rtt.r()
+    }
+
+    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (spec B6-8).
+    fn min_rate(&self) -> f64 {
+        match self.cfg.rate_control {
+            RateControl::Rfc5348(r) => self.s / r.t_mbi.as_secs_f64(),
+            RateControl::Ns2(_) => 0.0,
+        }
+    }
+
+    fn equation_rate(&self) -> f64 {
+        let x = self
+            .cfg
+            .equation
+            .rate(self.s, self.rtt.r(), self.rtt.t_rto(), self.p);
+        if x.is_nan() {
+            0.0
+        } else {
+            x
+        }
+    }
+
+    /// Keep X finite and positive whatever the inputs.
+    fn sanitize_x(&mut self) {
+        let floor = self.min_rate().max(f64::MIN_POSITIVE);
+        if self.x.is_nan() || self.x < floor {
+            self.x = floor;
+        }
+        if self.x > X_MAX {
+            self.x = X_MAX;
+        }
+    }
+
+    /// §4.5: "X_inst = X * R_sqmean / sqrt(R_sample); If (X_inst < s/t_mbi) X_inst = s/t_mbi".
+    fn x_inst(&self) -> f64 {
+        let f = match self.cfg.oscillation {
+            Oscillation::Off => 1.0,
+            Oscillation::SqrtRtt { .. } => self.rtt.oscillation_factor(),
+        };
+        (self.x * f).max(self.min_rate()).min(X_MAX)
+    }
+
+    fn q2(&self) -> f64 {
+        match self.cfg.oscillation {
+            Oscillation::SqrtRtt { q2 } => q2,
+            Oscillation::Off => 0.0,
+        }
+    }
+
+    // ----- pacing --------------------------------------------------------------------------
+
+    /// §4.6: "t_ipi = s/X_inst".
+    fn t_ipi(&self) -> f64 {
+        self.s / self.x_inst()
+    }
+
+    /// §8.3: "t_delta = min(t_ipi, t_gran, rtt)/2".
+    fn t_delta(&self) -> Duration {
+        match self.cfg.pacing {
+            Pacing::Nominal { t_gran, .. } => {
+                let r = if self.rtt.has_sample() {
+                    self.rtt.r()
+                } else {
+                    f64::INFINITY
+                };
+                duration_from_secs_f64(self.t_ipi().min(t_gran.as_secs_f64()).min(r) / 2.0)
+            }
+            Pacing::Ns2Timer => Duration::ZERO,
+        }
+    }
+
+    /// §4.6: "t_(i+1) = t_i + t_ipi", with t_ipi from the current rate.
+    fn next_nominal(&self, last: Option<Time>) -> Option<Time> {
+        last.map(|t| add_secs(t, self.t_ipi()))
+    }
+
+    /// NS-2 `nextpkt()`'s gap: the slow-start ramp, else the oscillation-damped rate.
+    fn ns2_gap(&mut self) -> Option<f64> {
+        let ramp = matches!(self.cfg.rate_control, RateControl::Ns2(r) if r.slow_increase)
+            && self.round > 2
+            && self.ns2.phase == Ns2Phase::SlowStart
+            && self.ns2.oldrate + SMALLFLOAT < self.x;
+        let xrate = if ramp {
+            // spec B6-4: "ramp the pacing rate linearly toward the new rate over one RTT".
+            self.ns2.oldrate += self.ns2.delta;
+            self.ns2.oldrate
+        } else {
+            self.x_inst()
+        };
+        if xrate > SMALLFLOAT && xrate.is_finite() {
+            Some(self.s / xrate)
+        } else {
+            None
+        }
+    }
+
+    /// NS-2 `nextpkt()` called outside the send timer: one packet now (or mark the sender
+    /// data-limited) and re-arm the timer.
+    fn ns2_nextpkt(&mut self, now: Time) {
+        if self.has_data() {
+            self.owe_immediate(now);
+        } else {
+            self.ns2.datalimited = true;
+        }
+        self.rearm_timer(now);
+    }
+
+    fn rearm_timer(&mut self, now: Time) {
+        if matches!(self.pacer, Pacer::Timer { .. }) {
+            let gap = self.ns2_gap();
+            if let Pacer::Timer { at } = &mut self.pacer {
+                *at = gap.map(|g| add_secs(now, g));
+            }
+        }
+    }
+
+    /// A header for the next data packet if one may leave at `now`; the caller sends it.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<DataHeader> {
+        if self.life != Lifecycle::Running {
+            return None;
+        }
+        if !self.has_data() {
+            self.idle_tick(now);
+            return None;
+        }
+        if self.immediate > 0 {
+            self.immediate -= 1;
+            if let Pacer::Nominal { last } = &mut self.pacer {
+                *last = Some(now);
+            }
+            return Some(self.emit(now));
+        }
+        match self.pacer {
+            Pacer::Nominal { last } => {
+                let next = self.next_nominal(last).unwrap_or(now);
+                if now.saturating_add(self.t_delta()) < next {
+                    return None;
+                }
+                // §4.6: unused send times older than T = credit_rtts·R are forfeited.
+                let credit = match self.cfg.pacing {
+                    Pacing::Nominal { credit_rtts, .. } => credit_rtts * self.rtt.r(),
+                    Pacing::Ns2Timer => 0.0,
+                };
+                let nominal = next.max(now.saturating_sub(duration_from_secs_f64(credit)));
+                self.pacer = Pacer::Nominal {
+                    last: Some(nominal),
+                };
+                Some(self.emit(now))
+            }
+            Pacer::Timer { at } => match at {
+                Some(t) if t <= now => {
+                    let h = self.emit(now);
+                    self.rearm_timer(now);
+                    Some(h)
+                }
+                _ => None,
+            },
+        }
+    }
+
+    /// A send opportunity with nothing to send.
+    fn idle_tick(&mut self, now: Time) {
+        if let Pacer::Timer { at: Some(t) } = self.pacer {
+            if t <= now {
+                // NS-2 nextpkt(): "datalimited_ = 1" and the timer runs on.
+                self.ns2.datalimited = true;
+                self.rearm_timer(now);
+            }
+        }
+        self.immediate = 0;
+    }
+
+    fn emit(&mut self, now: Time) -> DataHeader {
+        let h = DataHeader {
+            seq: self.next_seq,
+            timestamp: now,
+            rtt: duration_from_secs_f64(self.rtt.r()),
+            t_rto: duration_from_secs_f64(self.rtt.t_rto()),
+            segment_size: self.cfg.segment_size,
+            round: self.round,
+            urgent: self.urgent,
+            initial_ttl: self.ttl,
+        };
+        self.next_seq = self.next_seq.saturating_add(1);
+        if let Backlog::Packets(k) = self.backlog {
+            self.backlog = Backlog::Packets(k.saturating_sub(1));
+        }
+        self.packets_sent = self.packets_sent.saturating_add(1);
+        self.sent_since_nfb = true;
+        // §8.2.1 "After sending a segment: If (sender has sent all it is allowed to send)" —
+        // i.e. data is still waiting, so the rate, not the application, limits it.
+        if self.has_data() {
+            let t = now.as_secs_f64();
+            let l = &mut self.limited;
+            if l.not_limited1 <= l.t_new {
+                l.not_limited1 = t;
+            } else if l.not_limited2 <= l.t_next {
+                l.not_limited2 = t;
+            }
+        }
+        h
+    }
+
+    /// The next instant the sender must be woken (for a packet or a timer), if any.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.life != Lifecycle::Running {
+            return None;
+        }
+        let mut t = self.nfb_at;
+        let mut consider = |c: Option<Time>| {
+            if let Some(c) = c {
+                t = Some(t.map_or(c, |t| t.min(c)));
+            }
+        };
+        if self.has_data() && self.immediate > 0 {
+            consider(Some(self.immediate_since));
+        }
+        match self.pacer {
+            Pacer::Nominal { last } => {
+                if self.has_data() {
+                    let next = self.next_nominal(last).unwrap_or(Time::ZERO);
+                    consider(Some(next.saturating_sub(self.t_delta())));
+                }
+            }
+            // NS-2's send timer runs with or without data (it marks the sender data-limited).
+            Pacer::Timer { at } => consider(at),
+        }
+        t
+    }
+
+    // ----- timers --------------------------------------------------------------------------
+
+    /// Handle whatever timer is due at `now` (the nofeedback timer; an idle send tick).
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.life != Lifecycle::Running {
+            return;
+        }
+        if matches!(self.nfb_at, Some(t) if t <= now) {
+            self.nofeedback_expired(now);
+        }
+        if !self.has_data() {
+            self.idle_tick(now);
+        }
+    }
+
+    fn nofeedback_expired(&mut self, now: Time) {
+        self.nofeedback_expiries = self.nofeedback_expiries.saturating_add(1);
+        match self.cfg.rate_control {
+            RateControl::Rfc5348(r) => self.rfc_nofeedback(now, r),
+            RateControl::Ns2(r) => self.ns2_nofeedback(now, r),
+        }
+        self.sanitize_x();
+        if let RateControl::Ns2(_) = self.cfg.rate_control {
+            // NS-2 reduce_rate_on_no_feedback(): "nextpkt()" — a packet goes out at once.
+            self.ns2_nextpkt(now);
+        }
+    }
+
+    /// The nofeedback interval max(k·R, 2s/X) (§4.3 step 3 / §4.4 step 2; NS-2 k = 2).
+    fn nofeedback_interval(&self) -> f64 {
+        (self.cfg.nofeedback_rtts * self.rtt.r()).max(2.0 * self.s / self.x)
+    }
+
+    /// RFC 5348 §4.4.
+    fn rfc_nofeedback(&mut self, now: Time, r: Rfc5348Rules) {
+        let min_rate = self.s / r.t_mbi.as_secs_f64();
+        // "X_recv = max (X_recv_set);"
+        let x_recv = self.max_x_recv();
+        let idle = !self.sent_since_nfb;
+        if !self.rtt.has_sample() {
+            // (a) "sender does not have an RTT sample, has not received any feedback from
+            // receiver, and has not been idle ever since the nofeedback timer was set":
+            // "X = max(X/2, s/t_mbi)". With no RTT there is no recover_rate, so an idle sender
+            // keeps its rate (the spirit of case (b)).
+            if !idle {
+                self.x = (self.x / 2.0).max(min_rate);
+            }
+        } else {
+            let recover_rate = self.initial_rate();
+            let x_bps = self.equation_rate();
+            if idle
+                && ((self.p > 0.0 && x_recv < recover_rate)
+                    || (self.p == 0.0 && self.x < 2.0 * recover_rate))
+            {
+                // (b) "Don't halve the allowed sending rate."
+            } else if self.p == 0.0 {
+                // (c) "We do not have X_Bps yet."
+                self.x = (self.x / 2.0).max(min_rate);
+            } else if x_bps > 2.0 * x_recv {
+                // (d) "2*X_recv was already limiting the sending rate."
+                self.update_limits(now, x_recv, x_bps, min_rate);
+            } else {
+                // (e) "The sending rate was limited by X_Bps, not by X_recv."
+                self.update_limits(now, x_bps / 2.0, x_bps, min_rate);
+            }
+            self.x_calc = x_bps;
+        }
+        self.sanitize_x();
+        // "Restart the nofeedback timer to expire after max(4*R, 2*s/X) seconds."
+        self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+        self.sent_since_nfb = false;
+    }
+
+    /// §4.4 Update_Limits(timer_limit).
+    fn update_limits(&mut self, now: Time, limit: f64, x_bps: f64, min_rate: f64) {
+        // "If (timer_limit < s/t_mbi) timer_limit = s/t_mbi;"
+        let limit = limit.max(min_rate);
+        // "Replace X_recv_set contents with the single item timer_limit/2;"
+        self.x_recv_set = vec![(limit / 2.0, now)];
+        // "Recalculate X as in step (4) of Section 4.3": recv_limit = 2*max(X_recv_set), p > 0.
+        let recv_limit = 2.0 * self.max_x_recv();
+        self.x = x_bps.min(recv_limit).max(min_rate);
+    }
+
+    /// NS-2 `reduce_rate_on_no_feedback()` (spec B4 "Nofeedback expiry", B6-12).
+    fn ns2_nofeedback(&mut self, now: Time, r: Ns2Rules) {
+        if self.ns2.phase != Ns2Phase::SlowStart {
+            self.ns2.phase = Ns2Phase::RateDecrease;
+        }
+        let w = self.initial_window();
+        let per_rtt = self.s / self.rtt.r();
+        if r.old_code || (!self.ns2.all_idle && !self.ns2.datalimited) {
+            self.x *= 0.5;
+        } else if let InitialWindow::Packets(n) = self.cfg.initial_window {
+            // rate_init_option_ 1: "Don't reduce rate below rate_init_ * size_/rtt_."
+            if self.x > 2.0 * n * per_rtt {
+                self.x *= 0.5;
+            }
+        } else if self.x > 2.0 * w * per_rtt {
+            self.x *= 0.5;
+        } else if self.x > w * per_rtt {
+            // "Don't reduce rate below the RFC3390 rate."
+            self.x = w * per_rtt;
+        }
+        self.urgent = true;
+        self.round = self.round.saturating_add(1);
+        self.sanitize_x();
+        self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+        if self.ns2.datalimited {
+            self.ns2.all_idle = true;
+        }
+    }
+
+    // ----- feedback ------------------------------------------------------------------------
+
+    /// Process a feedback packet received at `now` (RFC 5348 §4.3).
+    pub fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        if self.life != Lifecycle::Running {
+            return;
+        }
+        // §4.3 step 1: "R_sample = (t_now - t_recvdata) - t_delay."
+        let sample = now
+            .saturating_since(fb.timestamp_echo)
+            .saturating_sub(fb.elapsed)
+            .as_secs_f64()
+            .max(MIN_SAMPLE);
+        let x_recv = if fb.x_recv.is_finite() && fb.x_recv >= 0.0 {
+            fb.x_recv
+        } else {
+            0.0
+        };
+        let p = if fb.p.is_nan() {
+            1.0
+        } else {
+            fb.p.clamp(0.0, 1.0)
+        };
+        let first = self.feedbacks == 0;
+        self.feedbacks = self.feedbacks.saturating_add(1);
+        match self.cfg.rate_control {
+            RateControl::Rfc5348(r) => self.rfc_feedback(now, fb, sample, x_recv, p, first, r),
+            RateControl::Ns2(r) => self.ns2_feedback(now, sample, x_recv, p, first, r),
+        }
+        self.last_x_recv = x_recv;
+        self.sanitize_x();
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rfc_feedback(
+        &mut self,
+        now: Time,
+        fb: &Feedback,
+        sample: f64,
+        x_recv: f64,
+        p: f64,
+        first: bool,
+        r: Rfc5348Rules,
+    ) {
+        // Step 2: update R.
+        self.rtt.on_sample(sample, self.q2());
+        self.round = self.round.saturating_add(1);
+        self.urgent = false;
+        let rr = self.rtt.r();
+        // Step 3: "RTO = max(4*R, 2*s/X)" with the X in force when the feedback arrived.
+        let rto = self.nofeedback_interval();
+        let p_prev = self.p;
+        self.p = p;
+        let min_rate = self.s / r.t_mbi.as_secs_f64();
+        // §8.2.1: was the interval covered by this feedback data-limited?
+        let limited_interval = self.data_limited_interval(now, fb.timestamp_echo, rr);
+        if first {
+            // §4.2: "Upon receiving the first round-trip time measurement … tld is set to the
+            // current time, and the allowed transmit rate, X, is set to the initial_rate".
+            self.x = self.initial_rate();
+            self.tld = now;
+        } else {
+            // Step 4. "If the feedback packet reports a receive rate X_recv of zero … the sender
+            // does not consider that the entire interval … was a data-limited interval."
+            let limited = r.data_limited && x_recv > 0.0 && limited_interval;
+            let recv_limit = if limited {
+                if p > p_prev {
+                    // "Halve entries in X_recv_set; X_recv = 0.85 * X_recv; Maximize X_recv_set();
+                    // recv_limit = max (X_recv_set);"
+                    for e in &mut self.x_recv_set {
+                        e.0 /= 2.0;
+                    }
+                    self.maximize_x_recv_set(now, 0.85 * x_recv);
+                    self.max_x_recv()
+                } else {
+                    self.maximize_x_recv_set(now, x_recv);
+                    2.0 * self.max_x_recv()
+                }
+            } else {
+                self.update_x_recv_set(now, x_recv, rr, r.x_recv_set_len);
+                2.0 * self.max_x_recv()
+            };
+            if p > 0.0 {
+                // "X = max(min(X_Bps, recv_limit), s/t_mbi);"
+                self.x = self.equation_rate().min(recv_limit).max(min_rate);
+            } else if now.saturating_since(self.tld).as_secs_f64() >= rr {
+                // "X = max(min(2*X, recv_limit), initial_rate); tld = t_now;"
+                self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate());
+                self.tld = now;
+            }
+        }
+        self.x_calc = if p > 0.0 { self.equation_rate() } else { 0.0 };
+        // Step 6: "Reset the nofeedback timer to expire after RTO seconds."
+        self.nfb_at = Some(add_secs(now, rto));
+        self.sent_since_nfb = false;
+    }
+
+    /// RFC 5348 §8.2.1, on feedback: "t_new = timestamp reported in feedback packet. t_old =
+    /// t_new - R. t_next = t_now. If ((t_old < NotLimited1 <= t_new) or (t_old < NotLimited2
+    /// <= t_new)) This was not a data-limited interval".
+    fn data_limited_interval(&mut self, now: Time, echo: Time, r: f64) -> bool {
+        let t_new = echo.as_secs_f64();
+        let t_old = t_new - r;
+        let l = &mut self.limited;
+        l.t_new = t_new;
+        l.t_next = now.as_secs_f64();
+        let in_interval = |t: f64| t_old < t && t <= t_new;
+        let not_limited = in_interval(l.not_limited1) || in_interval(l.not_limited2);
+        // "If (NotLimited1 <= t_new && NotLimited2 > t_new) NotLimited1 = NotLimited2;"
+        if l.not_limited1 <= t_new && l.not_limited2 > t_new {
+            l.not_limited1 = l.not_limited2;
+        }
+        !not_limited
+    }
+
+    /// §4.3 "Maximize X_recv_set()": keep only the largest of the set and X_recv, without the
+    /// initial Infinity, stamped now.
+    fn maximize_x_recv_set(&mut self, now: Time, x_recv: f64) {
+        let m = self
+            .x_recv_set
+            .iter()
+            .map(|e| e.0)
+            .filter(|v| v.is_finite())
+            .fold(x_recv, f64::max);
+        self.x_recv_set = vec![(m, now)];
+    }
+
+    /// §4.3 "Update X_recv_set()": add X_recv; "Delete from X_recv_set values older than two
+    /// round-trip times"; §8.2.2 "Keep only the most recent N values".
+    fn update_x_recv_set(&mut self, now: Time, x_recv: f64, r: f64, keep: usize) {
+        self.x_recv_set.push((x_recv, now));
+        let horizon = now.saturating_sub(duration_from_secs_f64(2.0 * r));
+        self.x_recv_set.retain(|e| e.1 >= horizon);
+        let excess = self.x_recv_set.len().saturating_sub(keep.max(1));
+        self.x_recv_set.drain(..excess);
+    }
+
+    fn max_x_recv(&self) -> f64 {
+        self.x_recv_set.iter().map(|e| e.0).fold(0.0, f64::max)
+    }
+
+    /// NS-2.35 `TfrcAgent::recv()` (spec B4 "On feedback").
+    fn ns2_feedback(
+        &mut self,
+        now: Time,
+        sample: f64,
+        x_recv: f64,
+        p: f64,
+        first: bool,
+        r: Ns2Rules,
+    ) {
+        self.round = self.round.saturating_add(1);
+        self.urgent = false;
+        // "The first report's X_recv is ignored" (B6-2): round_id > 1 only.
+        if self.round > 1 && x_recv > 0.0 {
+            self.ns2.ss_maxrate = 2.0 * x_recv;
+            self.ns2.maxrate = 2.0 * x_recv;
+        } else {
+            self.ns2.ss_maxrate = 0.0;
+            self.ns2.maxrate = 0.0;
+        }
+        self.rtt.on_sample(sample, self.q2());
+        self.p = p;
+        self.x_calc = self.equation_rate();
+        // "Nofeedback timer ← max(2·rtt_, 2·size_/rate_)" with the rate before this feedback.
+        self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+        self.sent_since_nfb = false;
+        if first {
+            self.ns2_slowstart(now, r);
+            self.ns2_nextpkt(now);
+        } else if self.ns2.phase == Ns2Phase::SlowStart {
+            if p > 0.0 {
+                // B6-6: leave slow start at X_calc, with no receive-rate cap.
+                self.ns2.phase = Ns2Phase::OutOfSlowStart;
+                self.x = self.x_calc;
+                self.ns2.oldrate = self.x;
+            } else {
+                self.ns2_slowstart(now, r);
+                self.ns2_nextpkt(now);
+            }
+        } else if self.x_calc > self.x {
+            self.ns2_increase(now);
+        } else {
+            self.ns2_decrease(now, r);
+        }
+    }
+
+    fn ns2_recently_limited(&self, now: Time) -> bool {
+        self.ns2.datalimited || self.ns2.lastlimited > now.as_secs_f64() - 1.5 * self.rtt.r()
+    }
+
+    fn ns2_set_delta(&mut self) {
+        // delta_ = (rate_ - oldrate_)/(rate_*rtt_/size_): the ramp step per packet.
+        let pkts = self.x * self.rtt.r() / self.s;
+        self.ns2.delta = if pkts > 0.0 {
+            (self.x - self.ns2.oldrate) / pkts
+        } else {
+            0.0
+        };
+    }
+
+    /// NS-2 `slowstart()` (spec B4, B6-3).
+    fn ns2_slowstart(&mut self, now: Time, r: Ns2Rules) {
+        let rr = self.rtt.r();
+        let w = self.initial_window();
+        let initrate = w * self.s / rr;
+        if self.round <= 1 || (self.round == 2 && w > 1.0) {
+            // "We don't have a good rate report yet, so keep to the initial rate."
+            self.ns2.oldrate = self.x;
+            self.x = self.x.max(initrate);
+            self.ns2_set_delta();
+            self.ns2.last_change = now;
+        } else if self.ns2.ss_maxrate > 0.0 {
+            if r.idle_fix && self.ns2_recently_limited(now) && self.ns2.ss_maxrate < initrate {
+                self.ns2.oldrate = self.x;
+                self.x = self.x.max(initrate);
+                self.ns2_set_delta();
+                self.ns2.last_change = now;
+            } else if self.x < self.ns2.ss_maxrate
+                && now.saturating_since(self.ns2.last_change).as_secs_f64() > rr
+            {
+                self.ns2.oldrate = self.x;
+                self.x = (r.ssmult * self.x).min(self.ns2.ss_maxrate);
+                self.x = self.x.max(self.s / rr);
+                self.ns2_set_delta();
+                self.ns2.last_change = now;
+            } else if self.x > self.ns2.ss_maxrate {
+                // B6-3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+                self.x = self.ns2.ss_maxrate / 2.0;
+                self.ns2.oldrate = self.x;
+                self.ns2.delta = 0.0;
+                self.ns2.last_change = now;
+            }
+        } else {
+            self.ns2.oldrate = self.x;
+            self.x = self.s / rr;
+            self.ns2.delta = 0.0;
+            self.ns2.last_change = now;
+        }
+    }
+
+    /// NS-2 `increase_rate()`: about +1 packet/RTT per RTT (spec B6-7).
+    fn ns2_increase(&mut self, now: Time) {
+        let rr = self.rtt.r();
+        let mult = (now.saturating_since(self.ns2.last_change).as_secs_f64() / rr).min(2.0);
+        self.x += self.s / rr * mult;
+        let floor = if self.ns2_recently_limited(now) {
+            self.initial_window() * self.s / rr
+        } else {
+            self.s / rr
+        };
+        let maximum = self.ns2.maxrate.max(floor).min(self.x_calc);
+        self.x = self.x.min(maximum);
+        self.ns2.phase = Ns2Phase::CongAvoid;
+        self.ns2.last_change = now;
+        self.ns2.heavyrounds = 0;
+    }
+
+    /// NS-2 `decrease_rate()`: X = min(X_calc, max(2·X_recv, s/R)) (spec B6-8).
+    fn ns2_decrease(&mut self, now: Time, r: Ns2Rules) {
+        self.x = self.x_calc;
+        let maximum = self.ns2.maxrate.max(self.s / self.rtt.r());
+        if self.x > maximum {
+            self.ns2.heavyrounds = self.ns2.heavyrounds.saturating_add(1);
+        } else {
+            self.ns2.heavyrounds = 0;
+        }
+        if self.ns2.heavyrounds > r.max_heavy_rounds {
+            self.x = self.x.min(maximum);
+        }
+        self.ns2.phase = Ns2Phase::RateDecrease;
+        self.ns2.last_change = now;
+    }
+
+    // ----- other input ---------------------------------------------------------------------
+
+    /// A router reported that a data packet sent with TTL `sent_ttl` expired in the network
+    /// (seed variant E5 learns path length from this). Under [`TtlPolicy::Fixed`] it is only
+    /// counted.
+    pub fn on_ttl_exceeded(&mut self, _now: Time, _sent_ttl: u8) {
+        self.ttl_exceeded = self.ttl_exceeded.saturating_add(1);
+    }
+
+    // ----- introspection -------------------------------------------------------------------
+
+    /// Allowed rate X in bytes/s.
+    pub fn rate(&self) -> f64 {
+        self.x
+    }
+
+    /// Loss event rate p from the last feedback.
+    pub fn loss_event_rate(&self) -> f64 {
+        self.p
+    }
+
+    /// Smoothed RTT R, once measured.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+            .has_sample()
+            .then(|| duration_from_secs_f64(self.rtt.r()))
+    }
+
+    /// Current t_RTO of the equation.
+    pub fn t_rto(&self) -> Duration {
+        duration_from_secs_f64(self.rtt.t_rto())
+    }
+
+    /// Whether the sender is in its initial slow start.
+    pub fn in_slow_start(&self) -> bool {
+        match self.cfg.rate_control {
+            RateControl::Rfc5348(_) => self.p == 0.0,
+            RateControl::Ns2(_) => self.ns2.phase == Ns2Phase::SlowStart,
+        }
+    }
+
+    /// The TTL the next data packet will carry.
+    pub fn ttl(&self) -> u8 {
+        self.ttl
+    }
+
+    /// A snapshot for reports and live status.
+    pub fn status(&self) -> SenderStatus {
+        let x_inst = match self.cfg.pacing {
+            Pacing::Ns2Timer
+                if self.round > 2
+                    && self.ns2.phase == Ns2Phase::SlowStart
+                    && matches!(self.cfg.rate_control, RateControl::Ns2(r) if r.slow_increase)
+                    && self.ns2.oldrate + SMALLFLOAT < self.x =>
+            {
+                self.ns2.oldrate
+            }
+            _ => self.x_inst(),
+        };
+        SenderStatus {
+            x: self.x,
+            x_inst,
+            x_calc: self.x_calc,
+            x_recv: match self.cfg.rate_control {
+                RateControl::Rfc5348(_) => self.max_x_recv(),
+                RateControl::Ns2(_) => self.last_x_recv,
+            },
+            p: self.p,
+            rtt: self.rtt(),
+            t_rto: self.t_rto(),
+            slow_start: self.in_slow_start(),
+            packets_sent: self.packets_sent,
+            feedbacks: self.feedbacks,
+            nofeedback_expiries: self.nofeedback_expiries,
+            ttl_exceeded: self.ttl_exceeded,
+        }
+    }
+}
+
+/// `t + secs`, saturating; negative or NaN `secs` add nothing.
+fn add_secs(t: Time, secs: f64) -> Time {
+    t.saturating_add(duration_from_secs_f64(secs))
+}
