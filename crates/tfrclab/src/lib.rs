@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod commands;
+pub mod report;
 pub mod scenario;
 
 /// Exit code for bad input (flags, files), as for clap's own usage errors.
