@@ -245,6 +245,79 @@ pub fn bench_rsa_with_progress<R: CryptoRng + RngCore>(
     })
 }
 
+/// Minimum, mean and maximum of a set of bit lengths.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BitStats {
+    /// Shortest.
+    pub min: usize,
+    /// Mean.
+    pub mean: f64,
+    /// Longest.
+    pub max: usize,
+}
+
+impl BitStats {
+    fn of(v: &[usize]) -> Option<Self> {
+        Some(Self {
+            min: *v.iter().min()?,
+            mean: v.iter().sum::<usize>() as f64 / v.len() as f64,
+            max: *v.iter().max()?,
+        })
+    }
+}
+
+/// Bit lengths of `d` over many key pairs, from [`survey_d_bits`]: how much shorter the
+/// Carmichael exponent is, since one key pair says little.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DBitsSurvey {
+    /// Modulus size in bits.
+    pub modulus_bits: usize,
+    /// Key pairs drawn.
+    pub keys: usize,
+    /// Bit length of `d = e⁻¹ mod λ(n)`.
+    pub carmichael_d_bits: BitStats,
+    /// Bit length of `d = e⁻¹ mod φ(n)` for the same primes.
+    pub euler_d_bits: BitStats,
+    /// Bit length of `gcd(p-1, q-1) = φ/λ`.
+    pub gcd_bits: BitStats,
+    /// Mean of (Euler d bits − Carmichael d bits).
+    pub mean_saving_bits: f64,
+    /// Pairs where the Carmichael `d` is strictly shorter.
+    pub carmichael_shorter: usize,
+}
+
+/// Draw `keys` prime pairs of `bits` bits and record the bit lengths of both private
+/// exponents and of `gcd(p-1, q-1)`. `progress` is called with the number of pairs done.
+pub fn survey_d_bits<R: CryptoRng + RngCore>(
+    bits: usize,
+    keys: usize,
+    rng: &mut R,
+    progress: &mut dyn FnMut(usize),
+) -> Result<DBitsSurvey, ProtectError> {
+    if keys == 0 || keys > 10_000 {
+        return Err(ProtectError::InvalidParameter("keys must be in 1..=10000"));
+    }
+    let (mut c, mut e, mut g) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..keys {
+        let (kc, ke) = RsaKeyPair::generate_pair(bits, rng)?;
+        c.push(kc.d_bits());
+        e.push(ke.d_bits());
+        g.push((kc.phi() / kc.lambda()).bits());
+        progress(i + 1);
+    }
+    let saving: usize = e.iter().zip(&c).map(|(e, c)| e.saturating_sub(*c)).sum();
+    let none = || ProtectError::InvalidParameter("no keys");
+    Ok(DBitsSurvey {
+        modulus_bits: bits,
+        keys,
+        carmichael_d_bits: BitStats::of(&c).ok_or_else(none)?,
+        euler_d_bits: BitStats::of(&e).ok_or_else(none)?,
+        gcd_bits: BitStats::of(&g).ok_or_else(none)?,
+        mean_saving_bits: saving as f64 / keys as f64,
+        carmichael_shorter: c.iter().zip(&e).filter(|(c, e)| c < e).count(),
+    })
+}
+
 /// Per-packet cost of protection, from [`processing_cost`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ProcessingCost {

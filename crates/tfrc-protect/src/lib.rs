@@ -34,8 +34,9 @@ pub mod keys;
 pub mod packet;
 
 pub use bench::{
-    bench_rsa, bench_rsa_with_progress, processing_cost, BenchStage, ProcessingCost,
-    RsaBenchReport, RsaBenchRow, TimingStats, COST_HEADER_LEN, MAX_ITERATIONS,
+    bench_rsa, bench_rsa_with_progress, processing_cost, survey_d_bits, BenchStage, BitStats,
+    DBitsSurvey, ProcessingCost, RsaBenchReport, RsaBenchRow, TimingStats, COST_HEADER_LEN,
+    MAX_ITERATIONS,
 };
 pub use error::ProtectError;
 pub use exchange::{

@@ -3,8 +3,8 @@
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use tfrc_protect::{
-    bench_rsa, bench_rsa_with_progress, processing_cost, BenchStage, KeyKind, ProtectError,
-    TimingStats, COST_HEADER_LEN,
+    bench_rsa, bench_rsa_with_progress, processing_cost, survey_d_bits, BenchStage, KeyKind,
+    ProtectError, TimingStats, COST_HEADER_LEN,
 };
 
 #[test]
@@ -81,4 +81,20 @@ fn timing_stats_quantiles() {
     assert_eq!(TimingStats::from_ns(&[4.0]).unwrap().median_ns, 4.0);
     assert!(TimingStats::from_ns(&[]).is_none());
     assert!(TimingStats::from_ns(&[1.0, f64::NAN]).is_none());
+}
+
+#[test]
+fn d_bits_survey_is_consistent() {
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let mut done = 0;
+    let s = survey_d_bits(1024, 6, &mut rng, &mut |n| done = n).unwrap();
+    assert_eq!((s.keys, s.modulus_bits, done), (6, 1024, 6));
+    let (c, e) = (s.carmichael_d_bits, s.euler_d_bits);
+    assert!(c.min <= c.max && e.min <= e.max && c.max <= 1023 && e.max <= 1024);
+    assert!(c.mean <= e.mean);
+    assert!((s.mean_saving_bits - (e.mean - c.mean)).abs() < 1e-9);
+    assert!(s.gcd_bits.min >= 2);
+    assert!(s.carmichael_shorter <= s.keys);
+    assert!(survey_d_bits(1024, 0, &mut rng, &mut |_| {}).is_err());
+    assert!(survey_d_bits(100, 1, &mut rng, &mut |_| {}).is_err());
 }

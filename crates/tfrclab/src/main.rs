@@ -18,6 +18,9 @@ struct Cli {
 enum Command {
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
+    /// Measurements: `bench rsa` times RSA decryption (Carmichael vs Euler d, with and
+    /// without CRT) and the per-packet AEAD cost.
+    Bench(commands::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Equation(args) => commands::equation::run(&args),
+        Command::Bench(args) => commands::bench::run(&args),
     };
     match result {
         Ok(code) => code,
