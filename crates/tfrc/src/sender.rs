@@ -47,9 +47,12 @@ pub struct SenderStatus {
     /// The throughput equation's rate X_Bps for the current p, R and t_RTO (0 before p > 0 under
     /// RFC 5348).
     pub x_calc: f64,
-    /// The receive rate limiting the sender: max(X_recv_set) (RFC) or the last X_recv (NS-2);
-    /// infinite while X_recv_set still holds its initial Infinity.
+    /// X_recv from the last feedback, bytes/s.
     pub x_recv: f64,
+    /// The receive-rate limit in force: RFC 5348's recv_limit = 2·max(X_recv_set) (`None` while
+    /// X_recv_set still holds its initial Infinity), or NS-2's `maxrate_` = 2·X_recv (`None`
+    /// while it is 0, i.e. unset).
+    pub recv_limit: Option<f64>,
     /// Loss event rate p from the last feedback.
     pub p: f64,
     /// Smoothed RTT R, once measured.
@@ -390,7 +393,7 @@ impl Sender {
 
     /// §4.6: "t_(i+1) = t_i + t_ipi", with t_ipi from the current rate.
     fn next_nominal(&self, last: Option<Time>) -> Option<Time> {
-        last.map(|t| add_secs(t, self.t_ipi()))
+        last.map(|t| add_gap(t, self.t_ipi()))
     }
 
     /// NS-2 `nextpkt()`'s gap: the slow-start ramp, else the oscillation-damped rate.
@@ -428,7 +431,7 @@ impl Sender {
         if matches!(self.pacer, Pacer::Timer { .. }) {
             let gap = self.ns2_gap();
             if let Pacer::Timer { at } = &mut self.pacer {
-                *at = gap.map(|g| add_secs(now, g));
+                *at = gap.map(|g| add_gap(now, g));
             }
         }
     }
@@ -612,7 +615,9 @@ impl Sender {
                 // (e) "The sending rate was limited by X_Bps, not by X_recv."
                 self.update_limits(now, x_bps / 2.0, x_bps, min_rate);
             }
-            self.x_calc = x_bps;
+            if self.p > 0.0 {
+                self.x_calc = x_bps;
+            }
         }
         self.sanitize_x();
         // "Restart the nofeedback timer to expire after max(4*R, 2*s/X) seconds."
@@ -997,9 +1002,13 @@ impl Sender {
             x: self.x,
             x_inst,
             x_calc: self.x_calc,
-            x_recv: match self.cfg.rate_control {
-                RateControl::Rfc5348(_) => self.max_x_recv(),
-                RateControl::Ns2(_) => self.last_x_recv,
+            x_recv: self.last_x_recv,
+            recv_limit: match self.cfg.rate_control {
+                RateControl::Rfc5348(_) => {
+                    let m = 2.0 * self.max_x_recv();
+                    (m.is_finite() && self.life != Lifecycle::NotStarted).then_some(m)
+                }
+                RateControl::Ns2(_) => (self.ns2.maxrate > 0.0).then_some(self.ns2.maxrate),
             },
             p: self.p,
             rtt: self.rtt(),
@@ -1016,4 +1025,9 @@ impl Sender {
 /// `t + secs`, saturating; negative or NaN `secs` add nothing.
 fn add_secs(t: Time, secs: f64) -> Time {
     t.saturating_add(duration_from_secs_f64(secs))
+}
+
+/// `t + gap`, at least one nanosecond later so that pacing always advances time.
+fn add_gap(t: Time, gap: f64) -> Time {
+    t.saturating_add(duration_from_secs_f64(gap).max(Duration::from_nanos(1)))
 }

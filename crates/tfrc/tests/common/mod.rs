@@ -1,0 +1,200 @@
+//! A closed-loop test harness in the style of quinn-proto's `Pair`: one [`Sender`] and one
+//! [`Receiver`] joined by a path with a fixed one-way delay, an optional serialisation rate and
+//! a deterministic loss pattern on the data direction. Time advances from event to event; no
+//! randomness, so every run is identical.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tfrc::{DataHeader, Feedback, Profile, Receiver, Sender, Time};
+
+/// Which data packets the path drops.
+#[derive(Clone, Debug)]
+pub enum Loss {
+    /// None.
+    None,
+    /// Every n-th data packet put on the path (the n-th, 2n-th, …).
+    EveryNth(u64),
+    /// Data packet number k (from 0) is dropped when k % period == offset (NS-2's
+    /// `ErrorModel/Periodic` with `unit pkt`).
+    Periodic {
+        /// Period in packets.
+        period: u64,
+        /// Offset in packets.
+        offset: u64,
+    },
+    /// These sequence numbers.
+    Seqs(Vec<u64>),
+}
+
+/// The path between sender and receiver.
+#[derive(Clone, Debug)]
+pub struct Path {
+    /// One-way propagation delay, each direction.
+    pub delay: Duration,
+    /// Serialisation rate of the link, each direction, in bits/s (`None`: infinitely fast).
+    pub bandwidth: Option<f64>,
+    /// Data losses.
+    pub loss: Loss,
+}
+
+/// A sender and a receiver joined by a [`Path`].
+pub struct Pair {
+    pub profile: Profile,
+    pub now: Time,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    pub path: Path,
+    fwd: VecDeque<(Time, DataHeader)>,
+    rev: VecDeque<(Time, Feedback)>,
+    link_free: Time,
+    rev_free: Time,
+    put_on_path: u64,
+    /// (send time, header) of every data packet the sender emitted.
+    pub sent: Vec<(Time, DataHeader)>,
+    /// (send time, feedback) of every feedback packet the receiver emitted.
+    pub feedback: Vec<(Time, Feedback)>,
+    /// Data packets dropped by the path.
+    pub dropped: u64,
+    /// On equal times, run the sender's due timers before delivering packets (default: after).
+    pub timers_first: bool,
+}
+
+impl Pair {
+    /// A pair whose sender has an infinite backlog from time zero.
+    pub fn new(profile: Profile, path: Path) -> Pair {
+        let mut p = Pair::idle(profile, path);
+        p.sender.set_infinite_backlog(Time::ZERO);
+        p.drain();
+        p
+    }
+
+    /// A pair whose sender has no data yet.
+    pub fn idle(profile: Profile, path: Path) -> Pair {
+        Pair {
+            profile,
+            now: Time::ZERO,
+            sender: Sender::new(profile.sender).expect("valid sender config"),
+            receiver: Receiver::new(profile.receiver).expect("valid receiver config"),
+            path,
+            fwd: VecDeque::new(),
+            rev: VecDeque::new(),
+            link_free: Time::ZERO,
+            rev_free: Time::ZERO,
+            put_on_path: 0,
+            sent: Vec::new(),
+            feedback: Vec::new(),
+            dropped: 0,
+            timers_first: false,
+        }
+    }
+
+    fn drops(&self, h: &DataHeader, index: u64) -> bool {
+        match &self.path.loss {
+            Loss::None => false,
+            Loss::EveryNth(n) => *n > 0 && index % n == n - 1,
+            Loss::Periodic { period, offset } => *period > 0 && index % period == *offset,
+            Loss::Seqs(s) => s.contains(&h.seq),
+        }
+    }
+
+    /// Collect the outputs of both ends at `self.now`.
+    fn drain(&mut self) {
+        let now = self.now;
+        while let Some(h) = self.sender.poll_transmit(now) {
+            self.sent.push((now, h));
+            let index = self.put_on_path;
+            self.put_on_path += 1;
+            let start = now.max(self.link_free);
+            let tx = self.serialisation(self.profile.data_wire_len());
+            self.link_free = start + tx;
+            if self.drops(&h, index) {
+                self.dropped += 1;
+                continue;
+            }
+            self.fwd.push_back((start + tx + self.path.delay, h));
+        }
+        if let Some(fb) = self.receiver.poll_feedback(now) {
+            self.feedback.push((now, fb));
+            let start = now.max(self.rev_free);
+            self.rev_free = start + self.serialisation(self.profile.feedback_wire_len());
+            self.rev.push_back((self.rev_free + self.path.delay, fb));
+        }
+    }
+
+    fn serialisation(&self, bytes: u32) -> Duration {
+        match self.path.bandwidth {
+            // Whole nanoseconds, rounded, like a simulator clock.
+            Some(bw) => Duration::from_nanos((f64::from(bytes) * 8.0 / bw * 1e9).round() as u64),
+            None => Duration::ZERO,
+        }
+    }
+
+    /// The time of the next event, if any.
+    fn next_event(&self) -> Option<Time> {
+        [
+            self.sender.poll_timeout(),
+            self.receiver.poll_timeout(),
+            self.fwd.front().map(|e| e.0),
+            self.rev.front().map(|e| e.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Process events up to and including `until`.
+    pub fn run_until(&mut self, until: Time) {
+        let mut guard = 0u64;
+        while let Some(t) = self.next_event() {
+            if t > until {
+                break;
+            }
+            guard += 1;
+            assert!(guard < 50_000_000, "no progress at {:?}", self.now);
+            self.now = self.now.max(t);
+            let now = self.now;
+            if self.timers_first {
+                if self.sender.poll_timeout().is_some_and(|x| x <= now) {
+                    self.sender.on_timeout(now);
+                }
+                self.drain();
+            }
+            while self.fwd.front().is_some_and(|e| e.0 <= now) {
+                let (_, h) = self.fwd.pop_front().unwrap();
+                self.receiver.on_data(now, &h, self.profile.data_wire_len());
+                self.drain();
+            }
+            while self.rev.front().is_some_and(|e| e.0 <= now) {
+                let (_, fb) = self.rev.pop_front().unwrap();
+                self.sender.on_feedback(now, &fb);
+                self.drain();
+            }
+            if self.sender.poll_timeout().is_some_and(|x| x <= now) {
+                self.sender.on_timeout(now);
+            }
+            if self.receiver.poll_timeout().is_some_and(|x| x <= now) {
+                self.receiver.on_timeout(now);
+            }
+            self.drain();
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Mean sending rate in bytes/s (segments of s bytes) over packets sent in [from, to).
+    pub fn send_rate(&self, from: Time, to: Time) -> f64 {
+        let n = self
+            .sent
+            .iter()
+            .filter(|(t, _)| *t >= from && *t < to)
+            .count();
+        n as f64 * f64::from(self.profile.sender.segment_size) / (to - from).as_secs_f64()
+    }
+}
+
+/// Seconds to [`Time`].
+pub fn secs(s: f64) -> Time {
+    Time::from_secs_f64(s)
+}

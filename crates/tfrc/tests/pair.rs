@@ -1,0 +1,185 @@
+//! Closed-loop tests: a sender and a receiver joined by a fixed path (quinn-proto `Pair` style).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{secs, Loss, Pair, Path};
+use tfrc::{Profile, ProfileKind, Time};
+
+/// Run until `packets` data packets have been sent; returns the time.
+fn run_packets(pair: &mut Pair, packets: usize) -> Time {
+    let step = Duration::from_millis(100);
+    while pair.sent.len() < packets {
+        let t = pair.now + step;
+        pair.run_until(t);
+    }
+    pair.now
+}
+
+/// RFC 5348 §3.1 / issue 2: with one loss every N packets on a fixed-delay path, the sender's
+/// steady rate is within 10% of the profile's own equation at p = 1/N, R = the path RTT, and the
+/// profile's t_RTO (4R for rfc5348; NS-2's TCP-tick RTO, 0.3 s for R ≤ 0.15 s, for ns2) and
+/// clamp. The 10% is the issue's bound; losses every N packets are separate loss events at
+/// these rates (N packets always span more than one RTT), so p converges to exactly 1/N.
+#[test]
+fn closed_loop_rate_matches_profile_equation() {
+    for profile in [Profile::rfc5348(), Profile::ns2()] {
+        for &p in &[0.001f64, 0.01, 0.05] {
+            for &r in &[0.010, 0.100] {
+                let n = (1.0 / p).round() as u64;
+                let path = Path {
+                    delay: Duration::from_secs_f64(r / 2.0),
+                    bandwidth: None,
+                    loss: Loss::EveryNth(n),
+                };
+                let mut pair = Pair::new(profile, path);
+                // Warm up past slow start and until the synthetic first interval has left the
+                // 8-interval window (9+ loss events), then measure over 10 more loss periods.
+                let warm = (20 * n as usize).max(2000);
+                let t1 = run_packets(&mut pair, warm);
+                let t2 = run_packets(&mut pair, warm + 10 * n as usize);
+                let measured = pair.send_rate(t1, t2);
+                let st = pair.sender.status();
+                let t_rto = st.t_rto.as_secs_f64();
+                let want_t_rto = match profile.kind {
+                    ProfileKind::Rfc5348 => 4.0 * r,
+                    ProfileKind::Ns2 => 0.3,
+                };
+                assert!(
+                    (t_rto - want_t_rto).abs() < 1e-9,
+                    "{:?} p={p} R={r}: t_RTO {t_rto}",
+                    profile.kind
+                );
+                let expected = profile.sender.equation.rate(1000.0, r, want_t_rto, p);
+                let err = (measured - expected).abs() / expected;
+                assert!(
+                    err < 0.10,
+                    "{:?} p={p} R={r}: measured {measured:.0} B/s, equation {expected:.0} B/s",
+                    profile.kind
+                );
+                // The receiver's p is the loss event rate 1/N (within 5%, see loss_rate.rs).
+                let rp = pair.receiver.loss_event_rate();
+                assert!((rp * n as f64 - 1.0).abs() < 0.05, "p = {rp}");
+                assert!(!st.slow_start);
+            }
+        }
+    }
+}
+
+/// NS-2.35 reference: one Agent/TFRC → Agent/TFRCSink flow, default parameters, over a
+/// 100 Mb/s duplex link with `ErrorModel/Periodic` (`unit pkt`, `offset_` 0) dropping every
+/// `period`-th data packet. Numbers from `tests/ns2/one_flow.tcl` (`ns one_flow.tcl <period> 60
+/// <delay_ms>`; Debian ns2 2.35): (period, delay ms, data packets sent in 60 s, data packets
+/// sent in [20 s, 60 s)).
+const NS2_REFERENCE: [(u64, u64, usize, usize); 8] = [
+    (20, 5, 6707, 4664),
+    (20, 50, 2309, 1605),
+    (20, 150, 819, 588),
+    (100, 5, 41562, 29061),
+    (100, 50, 6730, 4585),
+    (100, 150, 2314, 1569),
+    (1000, 5, 207538, 143966),
+    (1000, 50, 27230, 15375),
+];
+
+/// The ns2 profile against NS-2.35 itself on the same path (see [`NS2_REFERENCE`]).
+///
+/// Tolerances: steady state ([20 s, 60 s)) within 1% — the profile reproduces NS-2's rules, so
+/// only rounding separates them (observed ≤ 0.1%). Whole run within 5%, the simulator's
+/// validation bound: in slow start, feedback arrivals coincide exactly with send-timer expiries
+/// and with "one RTT since the last change" thresholds, and NS-2 breaks such ties by
+/// floating-point noise in its double-valued clock while this core's integer clock breaks them
+/// the same way every time (observed up to 3.5% at 150 ms).
+#[test]
+fn ns2_profile_matches_ns2_35() {
+    for &(period, delay_ms, total, steady) in &NS2_REFERENCE {
+        let path = Path {
+            delay: Duration::from_millis(delay_ms),
+            bandwidth: Some(100e6),
+            loss: Loss::Periodic { period, offset: 0 },
+        };
+        let mut pair = Pair::new(Profile::ns2(), path);
+        pair.run_until(secs(60.0));
+        let ours_total = pair.sent.iter().filter(|(t, _)| *t < secs(60.0)).count();
+        let ours_steady = pair
+            .sent
+            .iter()
+            .filter(|(t, _)| *t >= secs(20.0) && *t < secs(60.0))
+            .count();
+        let e_total = (ours_total as f64 - total as f64).abs() / total as f64;
+        let e_steady = (ours_steady as f64 - steady as f64).abs() / steady as f64;
+        assert!(
+            e_steady < 0.01,
+            "period {period} delay {delay_ms} ms: [20,60) {ours_steady} vs NS-2 {steady}"
+        );
+        assert!(
+            e_total < 0.05,
+            "period {period} delay {delay_ms} ms: total {ours_total} vs NS-2 {total}"
+        );
+    }
+}
+
+/// NS-2.35 reference trajectory: the first packets of `ns one_flow.tcl 100 20 50` (seq 0 is
+/// dropped by the error model, so the first feedback answers seq 1). Send times in µs, as the
+/// trace prints them (rounded to 1 µs). They match exactly up to the first exact tie.
+#[test]
+fn ns2_profile_start_matches_ns2_35_trace() {
+    let want_us: [u64; 7] = [
+        0, 3_333_333, 3_433_419, 3_458_441, 3_483_462, 3_508_483, 3_533_505,
+    ];
+    let path = Path {
+        delay: Duration::from_millis(50),
+        bandwidth: Some(100e6),
+        loss: Loss::Periodic {
+            period: 100,
+            offset: 0,
+        },
+    };
+    let mut pair = Pair::new(Profile::ns2(), path);
+    pair.run_until(secs(3.6));
+    for (i, &w) in want_us.iter().enumerate() {
+        let (t, h) = pair.sent[i];
+        assert_eq!(h.seq, i as u64);
+        let us = (t.as_nanos() + 500) / 1000;
+        assert_eq!(us, w, "seq {i}");
+    }
+}
+
+/// Dump send and feedback times for comparison with NS-2 (see tests/ns2/one_flow.tcl):
+/// `TFRC_DUMP=<period>,<seconds>,<profile>[,<delay_ms>] TFRC_DUMP_DIR=<dir>`.
+#[test]
+#[ignore]
+fn dump_send_times() {
+    let spec = std::env::var("TFRC_DUMP").unwrap_or("100,20,ns2".into());
+    let dir = std::env::var("TFRC_DUMP_DIR").unwrap_or("/tmp".into());
+    let v: Vec<&str> = spec.split(',').collect();
+    let period: u64 = v[0].parse().unwrap();
+    let end: f64 = v[1].parse().unwrap();
+    let profile: Profile = v[2].parse().unwrap();
+    let delay_ms: f64 = v.get(3).map_or(50.0, |d| d.parse().unwrap());
+    let path = Path {
+        delay: Duration::from_secs_f64(delay_ms / 1e3),
+        bandwidth: Some(100e6),
+        loss: Loss::Periodic { period, offset: 0 },
+    };
+    let mut pair = Pair::new(profile, path);
+    pair.timers_first = std::env::var("TFRC_TIMERS_FIRST").is_ok();
+    pair.run_until(secs(end));
+    let mut out = String::new();
+    for (t, h) in &pair.sent {
+        out.push_str(&format!("{:.6} {}\n", t.as_secs_f64(), h.seq));
+    }
+    std::fs::write(format!("{dir}/ours.txt"), out).unwrap();
+    let mut fb = String::new();
+    for (t, f) in &pair.feedback {
+        fb.push_str(&format!(
+            "{:.9} {} p={} x_recv={}\n",
+            t.as_secs_f64(),
+            f.highest_seq,
+            f.p,
+            f.x_recv
+        ));
+    }
+    std::fs::write(format!("{dir}/ours_fb.txt"), fb).unwrap();
+}
