@@ -21,6 +21,9 @@ enum Command {
     /// Measurements: `bench rsa` times RSA decryption (Carmichael vs Euler d, with and
     /// without CRT) and the per-packet AEAD cost.
     Bench(commands::bench::Args),
+    /// Write an NS-2.35 Tcl script that builds the same experiment as a scenario file.
+    #[command(name = "export-ns2", long_about = commands::export_ns2::LONG_ABOUT)]
+    ExportNs2(commands::export_ns2::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
+        Command::ExportNs2(args) => commands::export_ns2::run(&args),
     };
     match result {
         Ok(code) => code,

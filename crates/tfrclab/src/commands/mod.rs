@@ -2,3 +2,4 @@
 
 pub mod bench;
 pub mod equation;
+pub mod export_ns2;
