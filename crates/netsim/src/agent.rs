@@ -73,7 +73,14 @@ impl<'a> AgentCtx<'a> {
 
     /// A new packet addressed to the peer, stamped with the current time. `uid` is assigned
     /// when it is sent.
-    pub fn packet(&self, kind: PacketKind, size: u32, payload: u32, seq: i64, header: Header) -> Packet {
+    pub fn packet(
+        &self,
+        kind: PacketKind,
+        size: u32,
+        payload: u32,
+        seq: i64,
+        header: Header,
+    ) -> Packet {
         Packet {
             uid: 0,
             flow: self.flow,
@@ -124,8 +131,22 @@ pub trait Agent {
     fn on_wake(&mut self, ctx: &mut AgentCtx<'_>);
     /// The earliest time this agent needs to be woken, if any.
     fn next_wake(&self) -> Option<Time>;
+    /// Optional: [`Agent::next_wake`] as the double-precision seconds NS-2 would hold for
+    /// the same timer (e.g. a CBR's accumulated `clock + interval`). The simulator uses it
+    /// only to order events that fall on the same nanosecond exactly as NS-2 does; it is
+    /// ignored unless it rounds to `next_wake`.
+    fn next_wake_secs(&self) -> Option<f64> {
+        None
+    }
     /// Application-level counters (for PDR).
     fn app_counters(&self) -> AppCounters {
         AppCounters::default()
     }
+    /// Names of the internals this agent reports each statistics bin (e.g. TFRC's X,
+    /// X_recv, p, R); empty (the default) means the agent is not sampled.
+    fn sample_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Append one value per [`Agent::sample_names`] entry, in that order.
+    fn sample(&self, _out: &mut Vec<f64>) {}
 }

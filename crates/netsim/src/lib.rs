@@ -9,6 +9,25 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod agents;
+pub mod link;
+pub mod loss;
 pub mod packet;
+pub mod queue;
+pub mod rng;
+pub mod routing;
+pub mod sim;
+pub mod stats;
+pub mod trace;
+pub mod wireless;
 
+pub use link::{LinkConfig, LinkId};
+pub use loss::LossConfig;
+pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
+pub use queue::{DropTailConfig, QueueConfig, RedConfig};
+pub use sim::{
+    Account, BuildError, FlowResults, LinkResults, NetworkBuilder, RunResults, SimError, Simulator,
+};
+pub use stats::{DropCause, FlowRecorder, StatsConfig};
 pub use tfrc::Time;
+pub use wireless::WirelessConfig;

@@ -1,0 +1,71 @@
+//! The agents a flow can use, as a closed enum dispatching the [`Agent`] trait by `match`.
+//!
+//! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
+
+pub mod udp;
+
+pub use udp::{CbrConfig, CbrSource, NullSink};
+
+use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::packet::Packet;
+use crate::Time;
+
+/// Every agent type the simulator can run.
+#[derive(Clone, Debug)]
+pub enum AnyAgent {
+    /// UDP with an NS-2 `Application/Traffic/CBR` source.
+    Cbr(CbrSource),
+    /// NS-2 `Agent/Null`: absorbs packets.
+    Null(NullSink),
+}
+
+impl From<CbrSource> for AnyAgent {
+    fn from(a: CbrSource) -> Self {
+        AnyAgent::Cbr(a)
+    }
+}
+
+impl From<NullSink> for AnyAgent {
+    fn from(a: NullSink) -> Self {
+        AnyAgent::Null(a)
+    }
+}
+
+macro_rules! dispatch {
+    ($self:expr, $a:ident => $e:expr) => {
+        match $self {
+            AnyAgent::Cbr($a) => $e,
+            AnyAgent::Null($a) => $e,
+        }
+    };
+}
+
+impl Agent for AnyAgent {
+    fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_start(ctx))
+    }
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_stop(ctx))
+    }
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_packet(pkt, ctx))
+    }
+    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_wake(ctx))
+    }
+    fn next_wake(&self) -> Option<Time> {
+        dispatch!(self, a => a.next_wake())
+    }
+    fn next_wake_secs(&self) -> Option<f64> {
+        dispatch!(self, a => a.next_wake_secs())
+    }
+    fn app_counters(&self) -> AppCounters {
+        dispatch!(self, a => a.app_counters())
+    }
+    fn sample_names(&self) -> &'static [&'static str] {
+        dispatch!(self, a => a.sample_names())
+    }
+    fn sample(&self, out: &mut Vec<f64>) {
+        dispatch!(self, a => a.sample(out))
+    }
+}

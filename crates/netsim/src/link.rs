@@ -1,0 +1,119 @@
+//! Links: bandwidth, propagation delay, a queue at the sending end, an optional loss model and
+//! an optional wireless (ARQ) hop.
+//!
+//! As in NS-2's SimpleLink, a packet leaves the queue when the link is free, occupies the link
+//! for its serialisation time (size · 8 / bandwidth) and arrives at the far node one
+//! propagation delay after its last bit. Packets in propagation wait in a FIFO (the delay is
+//! constant), so each link holds at most one pending "transmission done" event and one
+//! "head of the pipe arrives" event.
+
+use std::collections::VecDeque;
+
+use core::time::Duration;
+use rand_chacha::ChaCha8Rng;
+
+use crate::loss::{LossConfig, LossModel};
+use crate::packet::{NodeId, Packet};
+use crate::queue::{Queue, QueueConfig};
+use crate::stats::LinkStats;
+use crate::wireless::{Wireless, WirelessConfig};
+
+/// Index of a simplex link (one direction).
+pub type LinkId = u32;
+
+/// One direction of a link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkConfig {
+    /// Bits per second (NS-2 `bandwidth_`).
+    pub bandwidth_bps: u64,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Queue at the sending end.
+    pub queue: QueueConfig,
+    /// Loss model applied after propagation (NS-2 `link-lossmodel` position).
+    pub loss: Option<LossConfig>,
+    /// Link-layer retransmission (wireless hop).
+    pub wireless: Option<WirelessConfig>,
+}
+
+impl LinkConfig {
+    /// A link of `bandwidth_bps` and `delay` with NS-2's default DropTail queue (limit 50).
+    pub fn new(bandwidth_bps: u64, delay: Duration) -> Self {
+        LinkConfig {
+            bandwidth_bps,
+            delay,
+            queue: QueueConfig::default(),
+            loss: None,
+            wireless: None,
+        }
+    }
+
+    /// The same link with another queue.
+    pub fn with_queue(mut self, queue: QueueConfig) -> Self {
+        self.queue = queue;
+        self
+    }
+
+    /// The same link with a loss model.
+    pub fn with_loss(mut self, loss: LossConfig) -> Self {
+        self.loss = Some(loss);
+        self
+    }
+
+    /// The same link as a wireless hop.
+    pub fn with_wireless(mut self, w: WirelessConfig) -> Self {
+        self.wireless = Some(w);
+        self
+    }
+}
+
+/// A packet propagating along a link, with the time and scheduler sequence number its arrival
+/// would have had in NS-2 (which schedules the arrival when transmission starts).
+#[derive(Clone, Debug)]
+pub(crate) struct InPipe {
+    pub pkt: Packet,
+    pub key: crate::sim::Key,
+}
+
+/// A link direction's run-time state.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub bandwidth_bps: u64,
+    pub delay_ns: u64,
+    /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
+    pub delay_secs: f64,
+    pub queue: Queue,
+    pub queue_rng: ChaCha8Rng,
+    pub loss: Option<LossModel>,
+    pub loss_rng: ChaCha8Rng,
+    pub wireless: Option<Wireless>,
+    pub wireless_rng: ChaCha8Rng,
+    /// A transmission is in progress (NS-2 `blocked_`).
+    pub busy: bool,
+    /// The pending transmission-done event, if any.
+    pub tx_done: Option<crate::sim::Key>,
+    /// A wireless frame that will fail every attempt: dropped when the exchange ends.
+    pub lost_in_tx: Option<Packet>,
+    pub pipe: VecDeque<InPipe>,
+    pub up: bool,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    /// Serialisation time of `size` bytes, rounded to the nearest nanosecond.
+    pub fn tx_ns(&self, size: u32) -> u64 {
+        let bw = u128::from(self.bandwidth_bps.max(1));
+        let num = u128::from(size) * 8 * 1_000_000_000;
+        u64::try_from((num + bw / 2) / bw).unwrap_or(u64::MAX)
+    }
+
+    /// Every packet held by the link: waiting, in a failing wireless exchange, propagating.
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.queue
+            .iter()
+            .chain(self.lost_in_tx.iter())
+            .chain(self.pipe.iter().map(|p| &p.pkt))
+    }
+}

@@ -1,0 +1,194 @@
+//! Queues at the sending end of a link: a closed enum dispatched by `match`.
+
+mod droptail;
+mod red;
+
+pub use droptail::{DropTail, DropTailConfig};
+pub use red::{AdaptiveRed, Red, RedAverage, RedConfig, RedCounters, RedMaxP, RedThresholds};
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::packet::Packet;
+use crate::stats::DropCause;
+use crate::Time;
+
+/// A packet a queue refused or evicted, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dropped {
+    /// The dropped packet.
+    pub pkt: Packet,
+    /// [`DropCause::Queue`] for overflow, [`DropCause::Aqm`] for an early drop.
+    pub cause: DropCause,
+}
+
+/// Which queue discipline a link direction uses.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueConfig {
+    /// NS-2 `Queue/DropTail`.
+    DropTail(DropTailConfig),
+    /// NS-2 `Queue/RED`.
+    Red(RedConfig),
+}
+
+impl Default for QueueConfig {
+    /// DropTail with NS-2's limit of 50 packets.
+    fn default() -> Self {
+        QueueConfig::DropTail(DropTailConfig::default())
+    }
+}
+
+/// A queue instance.
+#[derive(Clone, Debug)]
+pub enum Queue {
+    /// DropTail.
+    DropTail(DropTail),
+    /// RED (boxed: its state is large and links are few).
+    Red(Box<Red>),
+}
+
+impl Queue {
+    /// A queue for a link of `bandwidth_bps` and `delay_secs` (RED derives its parameters from
+    /// them, as NS-2 does when the queue is attached to its link).
+    pub fn new(cfg: &QueueConfig, bandwidth_bps: f64, delay_secs: f64) -> Queue {
+        match cfg {
+            QueueConfig::DropTail(c) => Queue::DropTail(DropTail::new(c.clone())),
+            QueueConfig::Red(c) => {
+                Queue::Red(Box::new(Red::new(c.clone(), bandwidth_bps, delay_secs)))
+            }
+        }
+    }
+
+    /// Offer a packet arriving at `now`; returns the packet dropped, if any.
+    pub fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped> {
+        match self {
+            Queue::DropTail(q) => q.enqueue(pkt),
+            Queue::Red(q) => q.enqueue(pkt, now, rng),
+        }
+    }
+
+    /// The next packet to transmit, called when the link becomes free.
+    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        match self {
+            Queue::DropTail(q) => q.dequeue(),
+            Queue::Red(q) => q.dequeue(now),
+        }
+    }
+
+    /// Waiting packets (not counting the one in transmission, as NS-2).
+    pub fn len(&self) -> usize {
+        match self {
+            Queue::DropTail(q) => q.len(),
+            Queue::Red(q) => q.len(),
+        }
+    }
+
+    /// True when no packet waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Waiting bytes.
+    pub fn byte_len(&self) -> u64 {
+        match self {
+            Queue::DropTail(q) => q.byte_len(),
+            Queue::Red(q) => q.byte_len(),
+        }
+    }
+
+    /// The waiting packets, head first.
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+        match self {
+            Queue::DropTail(q) => q.packets().iter(),
+            Queue::Red(q) => q.packets().iter(),
+        }
+    }
+
+    /// Remove every waiting packet (link down: NS-2 resets the queue).
+    pub fn clear(&mut self, now: Time) -> std::collections::VecDeque<Packet> {
+        match self {
+            Queue::DropTail(q) => q.clear(),
+            Queue::Red(q) => q.clear(now),
+        }
+    }
+
+    /// The RED state, for inspection.
+    pub fn as_red(&self) -> Option<&Red> {
+        match self {
+            Queue::Red(r) => Some(r),
+            Queue::DropTail(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Direction, Header, PacketKind};
+    use rand::SeedableRng;
+
+    fn pkt(seq: i64, size: u32) -> Packet {
+        Packet {
+            uid: 0,
+            flow: 0,
+            dir: Direction::Forward,
+            src: 0,
+            dst: 1,
+            kind: PacketKind::Cbr,
+            size,
+            payload: size,
+            seq,
+            sent_at: Time::ZERO,
+            ttl: 32,
+            initial_ttl: 32,
+            ect: false,
+            ce: false,
+            protected: false,
+            exposed: false,
+            header: Header::None,
+        }
+    }
+
+    #[test]
+    fn droptail_limit_includes_packet_in_transmission() {
+        // NS-2 B8: limit 10 → at most 9 waiting (the 10th slot is the packet on the wire).
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        let mut q = Queue::new(
+            &QueueConfig::DropTail(DropTailConfig {
+                limit: 10,
+                ..Default::default()
+            }),
+            1e6,
+            0.0,
+        );
+        let drops: Vec<i64> = (0..12)
+            .filter_map(|i| q.enqueue(pkt(i, 100), Time::ZERO, &mut rng))
+            .map(|d| d.pkt.seq)
+            .collect();
+        assert_eq!(q.len(), 9);
+        assert_eq!(drops, vec![9, 10, 11]);
+        assert_eq!(q.dequeue(Time::ZERO).map(|p| p.seq), Some(0));
+    }
+
+    #[test]
+    fn droptail_byte_mode_and_drop_front() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0);
+        // Cap 2 · 500 = 1000 bytes: bytes + size ≥ 1000 drops.
+        let mut q = Queue::new(
+            &QueueConfig::DropTail(DropTailConfig {
+                limit: 2,
+                in_bytes: true,
+                drop_front: true,
+                ..Default::default()
+            }),
+            1e6,
+            0.0,
+        );
+        assert!(q.enqueue(pkt(0, 400), Time::ZERO, &mut rng).is_none());
+        assert!(q.enqueue(pkt(1, 500), Time::ZERO, &mut rng).is_none());
+        // 900 + 100 ≥ 1000: drop the head (seq 0), keep the arrival.
+        let d = q.enqueue(pkt(2, 100), Time::ZERO, &mut rng).unwrap();
+        assert_eq!((d.pkt.seq, d.cause), (0, DropCause::Queue));
+        assert_eq!(q.byte_len(), 600);
+        assert_eq!(q.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1, 2]);
+    }
+}

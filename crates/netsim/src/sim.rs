@@ -1,0 +1,1340 @@
+//! The scheduler, the event loop and the builder API.
+//!
+//! Events are `(time, sequence)`-ordered in a binary heap; equal times run in insertion order
+//! (NS-2's scheduler does the same). To keep the heap small, each link holds at most one
+//! "transmission done" and one "head of pipe arrives" event and each agent at most one live
+//! wake-up. A packet's arrival at the next node keeps the sequence number it would have had in
+//! NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first, then the
+//! queue's resume), so equal-time ties break exactly as in NS-2.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::io::Write;
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agents::AnyAgent;
+use crate::link::{InPipe, Link, LinkConfig, LinkId};
+use crate::loss::{LossConfig, LossModel};
+use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind};
+use crate::queue::Queue;
+use crate::rng::{stream, Component};
+use crate::routing::Routes;
+use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
+use crate::trace::{TraceEvent, TraceFormat, TraceLine, Tracer};
+use crate::wireless::Wireless;
+use crate::Time;
+
+/// Size of a time-exceeded notice: 20 B IP + 8 B ICMP + 28 B of the dead packet (RFC 792).
+pub const TIME_EXCEEDED_SIZE: u32 = 56;
+
+/// Consecutive wake-ups of one agent at one instant before the run is declared stuck.
+const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    TxDone(u32),
+    PipeHead(u32),
+    AgentWake(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    LinkState(u32),
+    Sample,
+}
+
+/// When an event runs: its exact time; NS-2's double-precision time for it (computed with
+/// NS-2's arithmetic, `clock + delay`), which breaks ties between events at the same
+/// nanosecond exactly as NS-2's floating-point clock orders them; then insertion order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Key {
+    pub time: Time,
+    pub shadow: f64,
+    pub seq: u64,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Key {}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.time
+            .cmp(&other.time)
+            .then(self.shadow.total_cmp(&other.shadow))
+            .then(self.seq.cmp(&other.seq))
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    key: Key,
+    ev: Event,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse for the earliest key first.
+        other.key.cmp(&self.key)
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A problem in the network description, reported by [`NetworkBuilder::build`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    /// A node id that was never added.
+    UnknownNode(NodeId),
+    /// A link id that was never added.
+    UnknownLink(LinkId),
+    /// A link from a node to itself.
+    SelfLoop(NodeId),
+    /// A link with zero bandwidth.
+    ZeroBandwidth(LinkId),
+    /// A flow whose source and destination are the same node.
+    FlowToSelf(FlowId),
+    /// A probability outside [0, 1] (or NaN) in a loss model or wireless hop.
+    BadProbability(LinkId),
+    /// A CBR rate that is not a positive number.
+    BadRate(FlowId),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::UnknownNode(n) => write!(f, "unknown node {n}"),
+            BuildError::UnknownLink(l) => write!(f, "unknown link {l}"),
+            BuildError::SelfLoop(n) => write!(f, "link from node {n} to itself"),
+            BuildError::ZeroBandwidth(l) => write!(f, "link {l} has zero bandwidth"),
+            BuildError::FlowToSelf(fl) => {
+                write!(f, "flow {fl} has the same source and destination")
+            }
+            BuildError::BadProbability(l) => write!(f, "link {l}: probability outside [0, 1]"),
+            BuildError::BadRate(fl) => write!(f, "flow {fl}: CBR rate must be positive"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// A run that ended in an inconsistent state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// Packet conservation failed: sent ≠ delivered + dropped + in flight.
+    Accounting {
+        /// The flow.
+        flow: FlowId,
+        /// The direction.
+        dir: Direction,
+        /// Packets sent.
+        sent: u64,
+        /// Packets delivered.
+        delivered: u64,
+        /// Packets dropped (all causes).
+        dropped: u64,
+        /// Packets still in queues, pipes or transmissions.
+        in_flight: u64,
+    },
+    /// An agent kept asking to be woken at the same instant.
+    AgentStuck {
+        /// The flow.
+        flow: FlowId,
+        /// Whether the sender (else the receiver).
+        sender: bool,
+        /// The instant.
+        at: Time,
+    },
+    /// Writing the trace failed.
+    Trace(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Accounting {
+                flow,
+                dir,
+                sent,
+                delivered,
+                dropped,
+                in_flight,
+            } => write!(
+                f,
+                "ACCOUNTING MISMATCH flow {flow} {dir:?}: sent {sent} ≠ delivered {delivered} + \
+                 dropped {dropped} + in flight {in_flight}"
+            ),
+            SimError::AgentStuck { flow, sender, at } => write!(
+                f,
+                "flow {flow} {} asked to be woken at {at} over and over",
+                if *sender { "sender" } else { "receiver" }
+            ),
+            SimError::Trace(e) => write!(f, "writing the trace failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Packet conservation counters for one flow direction over the whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Account {
+    /// Packets that entered the network (agents' packets and time-exceeded notices).
+    pub sent: u64,
+    /// Packets handed to the destination agent.
+    pub delivered: u64,
+    /// Drops by cause ([`DropCause::index`]).
+    pub dropped: [u64; 5],
+    /// Packets in queues, transmissions or pipes when the run ended.
+    pub in_flight: u64,
+}
+
+impl Account {
+    /// Drops of all causes.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.iter().sum()
+    }
+}
+
+struct NodeSpec {
+    name: String,
+    untrusted: bool,
+}
+
+struct LinkSpec {
+    from: NodeId,
+    to: NodeId,
+    cfg: LinkConfig,
+}
+
+struct FlowSpec {
+    src: NodeId,
+    dst: NodeId,
+    start: Time,
+    stop: Option<Time>,
+    sender: AnyAgent,
+    receiver: AnyAgent,
+    fids: (u32, u32),
+}
+
+#[derive(Clone, Copy)]
+struct LinkChange {
+    at: Time,
+    link: LinkId,
+    up: bool,
+}
+
+/// Describes a network and its flows; [`NetworkBuilder::build`] validates it.
+///
+/// ```
+/// use core::time::Duration;
+/// use netsim::agents::{CbrConfig, CbrSource, NullSink};
+/// use netsim::{LinkConfig, NetworkBuilder, Time};
+///
+/// let mut net = NetworkBuilder::new(1);
+/// let a = net.add_node("a");
+/// let b = net.add_node("b");
+/// net.add_duplex_link(a, b, LinkConfig::new(1_000_000, Duration::from_millis(10)));
+/// let cbr = CbrSource::new(CbrConfig { rate_bps: 100_000.0, ..CbrConfig::default() });
+/// let f = net.add_flow(a, b, Time::ZERO, None, cbr.into(), NullSink::new().into());
+/// let mut sim = net.build().expect("valid network");
+/// let res = sim.run(Time::from_secs_f64(1.0)).expect("packets are conserved");
+/// let fwd = &res.flows[f as usize].forward;
+/// // 210-byte packets every 16.8 ms; each takes 1.68 ms + 10 ms to arrive, so the one sent
+/// // at 991.2 ms is still in flight at 1 s.
+/// assert_eq!(fwd.sent_packets, 60);
+/// assert_eq!(fwd.delivered_packets, 59);
+/// assert_eq!(res.flows[f as usize].accounts[0].in_flight, 1);
+/// assert!((fwd.delay.mean_secs() - 0.01168).abs() < 1e-9);
+/// ```
+pub struct NetworkBuilder {
+    seed: u64,
+    nodes: Vec<NodeSpec>,
+    links: Vec<LinkSpec>,
+    flows: Vec<FlowSpec>,
+    changes: Vec<LinkChange>,
+    ttl_notices: bool,
+    stats: StatsConfig,
+    tracer: Option<Tracer>,
+    errors: Vec<BuildError>,
+}
+
+impl NetworkBuilder {
+    /// An empty network whose random streams derive from `seed`.
+    pub fn new(seed: u64) -> Self {
+        NetworkBuilder {
+            seed,
+            nodes: Vec::new(),
+            links: Vec::new(),
+            flows: Vec::new(),
+            changes: Vec::new(),
+            ttl_notices: false,
+            stats: StatsConfig::default(),
+            tracer: None,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Add a node; ids are 0, 1, 2 … in order (NS-2's node numbering).
+    pub fn add_node(&mut self, name: &str) -> NodeId {
+        self.nodes.push(NodeSpec {
+            name: name.to_string(),
+            untrusted: false,
+        });
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+    }
+
+    /// Mark a node untrusted: unprotected packets crossing it are flagged `exposed` (E6).
+    pub fn set_untrusted(&mut self, node: NodeId, untrusted: bool) {
+        match self.nodes.get_mut(node as usize) {
+            Some(n) => n.untrusted = untrusted,
+            None => self.errors.push(BuildError::UnknownNode(node)),
+        }
+    }
+
+    fn check_node(&mut self, n: NodeId) {
+        if n as usize >= self.nodes.len() {
+            self.errors.push(BuildError::UnknownNode(n));
+        }
+    }
+
+    /// Add a one-way link; ids are 0, 1, 2 … in order.
+    pub fn add_simplex_link(&mut self, from: NodeId, to: NodeId, cfg: LinkConfig) -> LinkId {
+        let id = self.links.len() as LinkId;
+        self.check_node(from);
+        self.check_node(to);
+        if from == to {
+            self.errors.push(BuildError::SelfLoop(from));
+        }
+        if cfg.bandwidth_bps == 0 {
+            self.errors.push(BuildError::ZeroBandwidth(id));
+        }
+        if !probabilities_ok(cfg.loss.as_ref())
+            || !probabilities_ok(cfg.wireless.as_ref().map(|w| &w.frame_loss))
+        {
+            self.errors.push(BuildError::BadProbability(id));
+        }
+        self.links.push(LinkSpec { from, to, cfg });
+        id
+    }
+
+    /// Add a link in both directions with the same configuration (NS-2 `duplex-link`):
+    /// returns (a → b, b → a).
+    pub fn add_duplex_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) -> (LinkId, LinkId) {
+        let ab = self.add_simplex_link(a, b, cfg.clone());
+        let ba = self.add_simplex_link(b, a, cfg);
+        (ab, ba)
+    }
+
+    /// Set or clear one link direction's loss model.
+    pub fn set_loss(&mut self, link: LinkId, loss: Option<LossConfig>) {
+        if !probabilities_ok(loss.as_ref()) {
+            self.errors.push(BuildError::BadProbability(link));
+        }
+        match self.links.get_mut(link as usize) {
+            Some(l) => l.cfg.loss = loss,
+            None => self.errors.push(BuildError::UnknownLink(link)),
+        }
+    }
+
+    /// The link from `from` to `to`, if any (the first one added).
+    pub fn link(&self, from: NodeId, to: NodeId) -> Option<LinkId> {
+        self.links
+            .iter()
+            .position(|l| l.from == from && l.to == to)
+            .map(|i| i as LinkId)
+    }
+
+    /// Add a flow: `sender` runs at `src` from `start` (stopped at `stop`), `receiver` at
+    /// `dst`. Flow ids are 0, 1, 2 …; the trace fid defaults to the flow id in both directions.
+    pub fn add_flow(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        start: Time,
+        stop: Option<Time>,
+        sender: AnyAgent,
+        receiver: AnyAgent,
+    ) -> FlowId {
+        let id = self.flows.len() as FlowId;
+        self.check_node(src);
+        self.check_node(dst);
+        if src == dst {
+            self.errors.push(BuildError::FlowToSelf(id));
+        }
+        for a in [&sender, &receiver] {
+            if let AnyAgent::Cbr(c) = a {
+                let r = c.config().rate_bps;
+                if r.is_nan() || r <= 0.0 {
+                    self.errors.push(BuildError::BadRate(id));
+                }
+            }
+        }
+        self.flows.push(FlowSpec {
+            src,
+            dst,
+            start,
+            stop,
+            sender,
+            receiver,
+            fids: (id, id),
+        });
+        id
+    }
+
+    /// The fid printed in traces for a flow's forward and reverse packets (NS-2 `fid_` of the
+    /// sender and of the receiver agent).
+    pub fn set_trace_fids(&mut self, flow: FlowId, forward: u32, reverse: u32) {
+        if let Some(f) = self.flows.get_mut(flow as usize) {
+            f.fids = (forward, reverse);
+        }
+    }
+
+    /// Take a link direction down at `at`: its queued and propagating packets are dropped
+    /// (cause `down`) and routes are recomputed.
+    pub fn link_down_at(&mut self, at: Time, link: LinkId) {
+        self.changes.push(LinkChange {
+            at,
+            link,
+            up: false,
+        });
+    }
+
+    /// Bring a link direction back up at `at`; routes are recomputed.
+    pub fn link_up_at(&mut self, at: Time, link: LinkId) {
+        self.changes.push(LinkChange { at, link, up: true });
+    }
+
+    /// Send a time-exceeded notice to the source of every packet dropped for TTL (E5).
+    pub fn ttl_notices(&mut self, on: bool) {
+        self.ttl_notices = on;
+    }
+
+    /// Statistics configuration (bin width, measurement window, per-packet delays).
+    pub fn stats(&mut self, cfg: StatsConfig) {
+        self.stats = cfg;
+    }
+
+    /// Trace every packet event to `out` (off by default).
+    pub fn trace(&mut self, out: Box<dyn Write>, format: TraceFormat) {
+        self.tracer = Some(Tracer::new(out, format));
+    }
+
+    /// Validate and produce a simulator ready to run.
+    pub fn build(mut self) -> Result<Simulator, BuildError> {
+        for c in &self.changes {
+            if c.link as usize >= self.links.len() {
+                self.errors.push(BuildError::UnknownLink(c.link));
+            }
+        }
+        if let Some(e) = self.errors.first() {
+            return Err(e.clone());
+        }
+        let seed = self.seed;
+        let n = self.nodes.len();
+        let links: Vec<Link> = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let i = i as u64;
+                Link {
+                    from: l.from,
+                    to: l.to,
+                    bandwidth_bps: l.cfg.bandwidth_bps,
+                    delay_ns: u64::try_from(l.cfg.delay.as_nanos()).unwrap_or(u64::MAX),
+                    delay_secs: l.cfg.delay.as_secs_f64(),
+                    queue: Queue::new(
+                        &l.cfg.queue,
+                        l.cfg.bandwidth_bps as f64,
+                        l.cfg.delay.as_secs_f64(),
+                    ),
+                    queue_rng: stream(seed, Component::Queue, i),
+                    loss: l.cfg.loss.as_ref().map(LossModel::new),
+                    loss_rng: stream(seed, Component::LinkLoss, i),
+                    wireless: l.cfg.wireless.clone().map(Wireless::new),
+                    wireless_rng: stream(seed, Component::Wireless, i),
+                    busy: false,
+                    tx_done: None,
+                    lost_in_tx: None,
+                    pipe: Default::default(),
+                    up: true,
+                    stats: LinkStats::new(self.stats.bin_width),
+                }
+            })
+            .collect();
+        // NS-2 ports: per node, in attach order (flow order, sender then receiver).
+        let mut next_port = vec![0u32; n];
+        let mut agents = Vec::with_capacity(self.flows.len() * 2);
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.into_iter().enumerate() {
+            let fid = i as FlowId;
+            for (sender, agent, node, peer) in [
+                (true, f.sender, f.src, f.dst),
+                (false, f.receiver, f.dst, f.src),
+            ] {
+                let idx = 2 * i as u64 + u64::from(!sender);
+                let port = next_port[node as usize];
+                next_port[node as usize] += 1;
+                agents.push(AgentSlot {
+                    sampled: !agent.sample_names().is_empty(),
+                    agent,
+                    rng: stream(seed, Component::Agent, idx),
+                    flow: fid,
+                    dir: if sender {
+                        Direction::Forward
+                    } else {
+                        Direction::Reverse
+                    },
+                    node,
+                    peer,
+                    port,
+                    queued: None,
+                    desired: None,
+                    stuck: (Time::ZERO, 0),
+                });
+            }
+            flows.push(FlowState {
+                src: f.src,
+                dst: f.dst,
+                start: f.start,
+                stop: f.stop,
+                fids: f.fids,
+                rec: [
+                    FlowRecorder::new(&self.stats),
+                    FlowRecorder::new(&self.stats),
+                ],
+                acct: [Account::default(); 2],
+            });
+        }
+        let routes = Routes::compute(
+            n,
+            &links
+                .iter()
+                .map(|l| (l.from, l.to, l.up))
+                .collect::<Vec<_>>(),
+        );
+        let mut sim = Simulator {
+            now: Time::ZERO,
+            now_secs: 0.0,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            untrusted: self.nodes.iter().map(|n| n.untrusted).collect(),
+            names: self.nodes.into_iter().map(|n| n.name).collect(),
+            links,
+            routes,
+            agents,
+            flows,
+            changes: self.changes,
+            scratch: Vec::new(),
+            next_uid: 0,
+            events: 0,
+            hops: 0,
+            stats: self.stats,
+            tracer: self.tracer,
+            ttl_notices: self.ttl_notices,
+            samples: Vec::new(),
+            sample_buf: Vec::new(),
+            stuck: None,
+        };
+        // Like a Tcl script's `$ns at` lines: flow starts and stops in flow order, then link
+        // changes, all before any packet event.
+        for i in 0..sim.flows.len() {
+            let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
+            sim.schedule(start, secs(start), Event::FlowStart(i as u32));
+            if let Some(stop) = stop {
+                sim.schedule(stop, secs(stop), Event::FlowStop(i as u32));
+            }
+        }
+        for i in 0..sim.changes.len() {
+            let at = sim.changes[i].at;
+            sim.schedule(at, secs(at), Event::LinkState(i as u32));
+        }
+        for (i, a) in sim.agents.iter().enumerate() {
+            if a.sampled {
+                sim.samples.push((
+                    i,
+                    AgentSeries {
+                        flow: a.flow,
+                        sender: a.dir == Direction::Forward,
+                        names: a.agent.sample_names(),
+                        times: Vec::new(),
+                        values: Vec::new(),
+                    },
+                ));
+            }
+        }
+        if !sim.samples.is_empty() {
+            let w = Time::from_nanos(sim.bin_ns());
+            sim.schedule(w, secs(w), Event::Sample);
+        }
+        Ok(sim)
+    }
+}
+
+fn probabilities_ok(l: Option<&LossConfig>) -> bool {
+    let ok = |p: f64| (0.0..=1.0).contains(&p);
+    match l {
+        None | Some(LossConfig::Nth(_)) | Some(LossConfig::Packets(_)) => true,
+        Some(LossConfig::Bernoulli { p }) => ok(*p),
+        Some(LossConfig::GilbertElliott {
+            p_good_to_bad,
+            p_bad_to_good,
+            loss_good,
+            loss_bad,
+        }) => ok(*p_good_to_bad) && ok(*p_bad_to_good) && ok(*loss_good) && ok(*loss_bad),
+    }
+}
+
+struct AgentSlot {
+    agent: AnyAgent,
+    rng: ChaCha8Rng,
+    flow: FlowId,
+    dir: Direction,
+    node: NodeId,
+    peer: NodeId,
+    port: u32,
+    /// The wake-up event the scheduler holds for this agent (others in the heap are stale).
+    queued: Option<Key>,
+    /// The wake-up the agent wants, with the sequence number it got when it asked.
+    desired: Option<Key>,
+    stuck: (Time, u32),
+    sampled: bool,
+}
+
+struct FlowState {
+    src: NodeId,
+    dst: NodeId,
+    start: Time,
+    stop: Option<Time>,
+    fids: (u32, u32),
+    rec: [FlowRecorder; 2],
+    acct: [Account; 2],
+}
+
+fn dir_index(d: Direction) -> usize {
+    match d {
+        Direction::Forward => 0,
+        Direction::Reverse => 1,
+    }
+}
+
+fn opposite(d: Direction) -> Direction {
+    match d {
+        Direction::Forward => Direction::Reverse,
+        Direction::Reverse => Direction::Forward,
+    }
+}
+
+/// Results of one flow.
+#[derive(Clone, Debug)]
+pub struct FlowResults {
+    /// Source node.
+    pub src: NodeId,
+    /// Destination node.
+    pub dst: NodeId,
+    /// Data direction statistics.
+    pub forward: FlowRecorder,
+    /// Control direction statistics (ACKs, feedback, notices).
+    pub reverse: FlowRecorder,
+    /// Whole-run conservation counters, [forward, reverse].
+    pub accounts: [Account; 2],
+    /// The sender's application counters.
+    pub sender_app: AppCounters,
+}
+
+/// Results of one link direction.
+#[derive(Clone, Debug)]
+pub struct LinkResults {
+    /// From-node.
+    pub from: NodeId,
+    /// To-node.
+    pub to: NodeId,
+    /// Counters and queue occupancy.
+    pub stats: LinkStats,
+    /// RED counters, for RED queues.
+    pub red: Option<crate::queue::RedCounters>,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResults {
+    /// The time the run stopped.
+    pub end: Time,
+    /// Per flow, by flow id.
+    pub flows: Vec<FlowResults>,
+    /// Per link direction, by link id.
+    pub links: Vec<LinkResults>,
+    /// Agents' sampled internals.
+    pub agent_samples: Vec<AgentSeries>,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions over links.
+    pub packet_hops: u64,
+}
+
+/// A built network, ready to run.
+pub struct Simulator {
+    now: Time,
+    /// NS-2's double-precision clock for the current event.
+    now_secs: f64,
+    seq: u64,
+    heap: BinaryHeap<Entry>,
+    names: Vec<String>,
+    untrusted: Vec<bool>,
+    links: Vec<Link>,
+    routes: Routes,
+    agents: Vec<AgentSlot>,
+    flows: Vec<FlowState>,
+    changes: Vec<LinkChange>,
+    scratch: Vec<Packet>,
+    next_uid: u64,
+    events: u64,
+    hops: u64,
+    stats: StatsConfig,
+    tracer: Option<Tracer>,
+    ttl_notices: bool,
+    samples: Vec<(usize, AgentSeries)>,
+    sample_buf: Vec<f64>,
+    stuck: Option<SimError>,
+}
+
+impl fmt::Debug for Simulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Simulator")
+            .field("now", &self.now)
+            .field("nodes", &self.names.len())
+            .field("links", &self.links.len())
+            .field("flows", &self.flows.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Simulator {
+    /// The current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Node names, by id.
+    pub fn node_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// A flow's sender agent (for inspection after a run).
+    pub fn sender(&self, flow: FlowId) -> Option<&AnyAgent> {
+        self.agents.get(2 * flow as usize).map(|a| &a.agent)
+    }
+
+    /// A flow's receiver agent.
+    pub fn receiver(&self, flow: FlowId) -> Option<&AnyAgent> {
+        self.agents.get(2 * flow as usize + 1).map(|a| &a.agent)
+    }
+
+    /// The RED state of a link's queue, if it is RED.
+    pub fn red(&self, link: LinkId) -> Option<&crate::queue::Red> {
+        self.links.get(link as usize)?.queue.as_red()
+    }
+
+    fn bin_ns(&self) -> u64 {
+        u64::try_from(self.stats.bin_width.as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        let s = self.seq;
+        self.seq += 1;
+        s
+    }
+
+    fn schedule(&mut self, time: Time, shadow: f64, ev: Event) -> Key {
+        let key = Key {
+            time,
+            shadow,
+            seq: self.next_seq(),
+        };
+        self.heap.push(Entry { key, ev });
+        key
+    }
+
+    /// Run until `until` (events at `until` itself do not run, as when an NS-2 script's
+    /// `finish` at that time exits), check packet conservation, and report.
+    pub fn run(&mut self, until: Time) -> Result<RunResults, SimError> {
+        while let Some(&top) = self.heap.peek() {
+            if top.key.time >= until {
+                break;
+            }
+            self.heap.pop();
+            self.now = top.key.time;
+            self.now_secs = top.key.shadow;
+            self.events += 1;
+            self.dispatch(top);
+            if let Some(e) = self.stuck.take() {
+                return Err(e);
+            }
+        }
+        if until > self.now {
+            self.now = until;
+            self.now_secs = secs(until);
+        }
+        for l in &mut self.links {
+            l.stats.queue_packets.finish(self.now);
+            l.stats.queue_bytes.finish(self.now);
+        }
+        if let Some(t) = &mut self.tracer {
+            t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
+        }
+        self.check_accounts()?;
+        Ok(self.results())
+    }
+
+    fn dispatch(&mut self, e: Entry) {
+        match e.ev {
+            Event::TxDone(l) => self.on_tx_done(l as usize, e.key),
+            Event::PipeHead(l) => self.on_pipe_head(l as usize, e.key),
+            Event::AgentWake(a) => self.on_agent_wake(a as usize, e.key),
+            Event::FlowStart(f) => {
+                let f = f as usize;
+                self.call_agent(2 * f + 1, |a, ctx| a.on_start(ctx));
+                self.call_agent(2 * f, |a, ctx| a.on_start(ctx));
+            }
+            Event::FlowStop(f) => self.call_agent(2 * f as usize, |a, ctx| a.on_stop(ctx)),
+            Event::LinkState(i) => self.on_link_change(i as usize),
+            Event::Sample => self.on_sample(),
+        }
+    }
+
+    // ---- agents -------------------------------------------------------------------------
+
+    fn call_agent(&mut self, idx: usize, f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>)) {
+        let mut out = std::mem::take(&mut self.scratch);
+        let now = self.now;
+        let Some(slot) = self.agents.get_mut(idx) else {
+            return;
+        };
+        {
+            let mut ctx = AgentCtx::new(
+                now,
+                slot.flow,
+                slot.dir,
+                slot.node,
+                slot.peer,
+                &mut slot.rng,
+                &mut out,
+            );
+            f(&mut slot.agent, &mut ctx);
+        }
+        // NS-2 agents usually transmit before re-arming their timers (CBR: send, then
+        // resched), so packets get their scheduler sequence numbers first.
+        for pkt in out.drain(..) {
+            self.inject(idx, pkt);
+        }
+        self.scratch = out;
+        self.update_wake(idx);
+    }
+
+    /// Poll the agent's next wake-up after a call. A new time gets a fresh sequence number (as
+    /// NS-2's `resched` would); the heap only gets a new event when the wake-up moves earlier.
+    fn update_wake(&mut self, idx: usize) {
+        let agent = &self.agents[idx].agent;
+        let want = agent.next_wake().map(|t| {
+            if t <= self.now {
+                (self.now, self.now_secs)
+            } else {
+                // NS-2's double time for the wake-up, when the agent keeps one.
+                let shadow = agent
+                    .next_wake_secs()
+                    .filter(|s| s.is_finite() && Time::from_secs_f64(*s) == t)
+                    .unwrap_or_else(|| secs(t));
+                (t, shadow)
+            }
+        });
+        let slot_desired = self.agents[idx].desired;
+        match want {
+            None => self.agents[idx].desired = None,
+            Some((t, sh)) if slot_desired.map(|d| (d.time, d.shadow)) == Some((t, sh)) => {}
+            Some((t, shadow)) => {
+                let key = Key {
+                    time: t,
+                    shadow,
+                    seq: self.next_seq(),
+                };
+                let slot = &mut self.agents[idx];
+                slot.desired = Some(key);
+                if slot.queued.map_or(true, |q| q > key) {
+                    slot.queued = Some(key);
+                    self.heap.push(Entry {
+                        key,
+                        ev: Event::AgentWake(idx as u32),
+                    });
+                }
+            }
+        }
+    }
+
+    fn on_agent_wake(&mut self, idx: usize, key: Key) {
+        let Some(slot) = self.agents.get_mut(idx) else {
+            return;
+        };
+        if slot.queued != Some(key) {
+            return; // superseded by an earlier wake-up
+        }
+        slot.queued = None;
+        match slot.desired {
+            Some(d) if d == key => {
+                slot.desired = None;
+                if slot.stuck.0 == key.time {
+                    slot.stuck.1 += 1;
+                    if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
+                        self.stuck = Some(SimError::AgentStuck {
+                            flow: slot.flow,
+                            sender: slot.dir == Direction::Forward,
+                            at: key.time,
+                        });
+                        return;
+                    }
+                } else {
+                    slot.stuck = (key.time, 0);
+                }
+                self.call_agent(idx, |a, ctx| a.on_wake(ctx));
+            }
+            Some(d) => {
+                // The agent moved its wake-up later: re-queue it with the sequence number it
+                // got when it asked, so ties still break in NS-2's order.
+                slot.queued = Some(d);
+                self.heap.push(Entry {
+                    key: d,
+                    ev: Event::AgentWake(idx as u32),
+                });
+            }
+            None => {}
+        }
+    }
+
+    /// A packet an agent sent enters the network at the agent's node.
+    fn inject(&mut self, idx: usize, mut pkt: Packet) {
+        let slot = &self.agents[idx];
+        // The packet belongs to the agent's flow and direction whatever the agent wrote.
+        pkt.flow = slot.flow;
+        pkt.dir = slot.dir;
+        pkt.src = slot.node;
+        pkt.uid = self.next_uid;
+        self.next_uid += 1;
+        let node = slot.node;
+        let f = &mut self.flows[pkt.flow as usize];
+        let d = dir_index(pkt.dir);
+        f.acct[d].sent += 1;
+        f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
+        self.arrive(pkt, node);
+    }
+
+    // ---- forwarding ---------------------------------------------------------------------
+
+    /// A packet is at `node`: deliver it, or forward it on the next-hop link.
+    fn arrive(&mut self, mut pkt: Packet, node: NodeId) {
+        if node == pkt.dst {
+            self.deliver(pkt, node);
+            return;
+        }
+        if self.untrusted.get(node as usize).copied().unwrap_or(false)
+            && !pkt.protected
+            && node != pkt.src
+        {
+            pkt.exposed = true;
+        }
+        match self.routes.next_link(node, pkt.dst) {
+            Some(l) => self.enqueue(l as usize, pkt),
+            None => self.drop_packet(None, pkt, DropCause::Down),
+        }
+    }
+
+    fn deliver(&mut self, pkt: Packet, node: NodeId) {
+        let idx = 2 * pkt.flow as usize + usize::from(pkt.dir == Direction::Forward);
+        if self.agents.get(idx).map(|a| a.node) != Some(node) {
+            // Addressed to a node where this flow has no agent.
+            self.drop_packet(None, pkt, DropCause::Down);
+            return;
+        }
+        let f = &mut self.flows[pkt.flow as usize];
+        let d = dir_index(pkt.dir);
+        f.acct[d].delivered += 1;
+        f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
+        if pkt.exposed {
+            f.rec[d].on_exposed(self.now);
+        }
+        self.call_agent(idx, move |a, ctx| a.on_packet(pkt, ctx));
+    }
+
+    fn drop_packet(&mut self, link: Option<usize>, pkt: Packet, cause: DropCause) {
+        if let Some(l) = link {
+            self.trace(TraceEvent::Drop, l, &pkt, Some(cause));
+            self.links[l].stats.drops[cause.index()] += 1;
+        }
+        let f = &mut self.flows[pkt.flow as usize];
+        let d = dir_index(pkt.dir);
+        f.acct[d].dropped[cause.index()] += 1;
+        f.rec[d].on_dropped(self.now, cause);
+    }
+
+    fn note_queue(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let (n, b) = (link.queue.len() as u64, link.queue.byte_len());
+        link.stats.queue_packets.set(self.now, n);
+        link.stats.queue_bytes.set(self.now, b);
+    }
+
+    fn enqueue(&mut self, l: usize, pkt: Packet) {
+        self.trace(TraceEvent::Enqueue, l, &pkt, None);
+        if !self.links[l].up {
+            self.drop_packet(Some(l), pkt, DropCause::Down);
+            return;
+        }
+        let now = self.now;
+        let link = &mut self.links[l];
+        let dropped = link.queue.enqueue(pkt, now, &mut link.queue_rng);
+        if let Some(d) = dropped {
+            self.drop_packet(Some(l), d.pkt, d.cause);
+        }
+        // NS-2 Queue::recv: an idle link takes the packet at once.
+        if !self.links[l].busy {
+            self.start_tx(l);
+        } else {
+            self.note_queue(l);
+        }
+    }
+
+    /// The link is free: start the next transmission, if a packet waits.
+    fn start_tx(&mut self, l: usize) {
+        let now = self.now;
+        let Some(pkt) = self.links[l].queue.dequeue(now) else {
+            self.links[l].busy = false;
+            self.note_queue(l);
+            return;
+        };
+        self.note_queue(l);
+        self.trace(TraceEvent::Dequeue, l, &pkt, None);
+        self.hops += 1;
+        let link = &mut self.links[l];
+        link.busy = true;
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += u64::from(pkt.size);
+        let tx = link.tx_ns(pkt.size);
+        let (busy, delivered) = match &mut link.wireless {
+            Some(w) => {
+                let e = w.exchange(&pkt, tx, &mut link.wireless_rng);
+                link.stats.attempts += u64::from(e.attempts);
+                (e.busy_ns, e.delivered)
+            }
+            None => (tx, true),
+        };
+        let done = Time::from_nanos(now.as_nanos().saturating_add(busy));
+        // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
+        // at clock + (txtime + delay), the queue's resume at clock + txtime.
+        let txt = if busy == tx {
+            8.0 * f64::from(pkt.size) / link.bandwidth_bps as f64
+        } else {
+            busy as f64 / 1e9
+        };
+        let done_secs = self.now_secs + txt;
+        if delivered {
+            // The arrival is scheduled first, then the resume.
+            let key = Key {
+                time: Time::from_nanos(done.as_nanos().saturating_add(link.delay_ns)),
+                shadow: self.now_secs + (txt + link.delay_secs),
+                seq: self.seq,
+            };
+            self.seq += 1;
+            let link = &mut self.links[l];
+            link.pipe.push_back(InPipe { pkt, key });
+            if link.pipe.len() == 1 {
+                self.heap.push(Entry {
+                    key,
+                    ev: Event::PipeHead(l as u32),
+                });
+            }
+        } else {
+            link.lost_in_tx = Some(pkt);
+        }
+        let key = self.schedule(done, done_secs, Event::TxDone(l as u32));
+        self.links[l].tx_done = Some(key);
+    }
+
+    fn on_tx_done(&mut self, l: usize, key: Key) {
+        let Some(link) = self.links.get_mut(l) else {
+            return;
+        };
+        if link.tx_done != Some(key) {
+            return; // the link went down meanwhile
+        }
+        link.tx_done = None;
+        if let Some(p) = link.lost_in_tx.take() {
+            self.drop_packet(Some(l), p, DropCause::Link);
+        }
+        self.start_tx(l);
+    }
+
+    fn on_pipe_head(&mut self, l: usize, key: Key) {
+        let Some(link) = self.links.get_mut(l) else {
+            return;
+        };
+        match link.pipe.front() {
+            Some(p) if p.key == key => {}
+            _ => return, // flushed by a link failure
+        }
+        let Some(InPipe { mut pkt, .. }) = link.pipe.pop_front() else {
+            return;
+        };
+        if let Some(next) = link.pipe.front() {
+            self.heap.push(Entry {
+                key: next.key,
+                ev: Event::PipeHead(l as u32),
+            });
+        }
+        let link = &mut self.links[l];
+        // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
+        if let Some(m) = &mut link.loss {
+            if m.lose(&pkt, &mut link.loss_rng) {
+                self.drop_packet(Some(l), pkt, DropCause::Link);
+                return;
+            }
+        }
+        // TTLChecker: ttl − 1 ≤ 0 drops.
+        if pkt.ttl <= 1 {
+            let notice = self.ttl_notices && pkt.kind != PacketKind::TimeExceeded;
+            let (initial_ttl, seq, at) = (pkt.initial_ttl, pkt.seq, self.links[l].to);
+            let (flow, dir, src) = (pkt.flow, pkt.dir, pkt.src);
+            self.drop_packet(Some(l), pkt, DropCause::Ttl);
+            if notice {
+                self.send_time_exceeded(flow, dir, src, at, initial_ttl, seq);
+            }
+            return;
+        }
+        pkt.ttl -= 1;
+        self.trace(TraceEvent::Receive, l, &pkt, None);
+        let to = self.links[l].to;
+        self.arrive(pkt, to);
+    }
+
+    /// E5: tell the source of a packet that died of TTL expiry at `at`.
+    fn send_time_exceeded(
+        &mut self,
+        flow: FlowId,
+        dir: Direction,
+        src: NodeId,
+        at: NodeId,
+        initial_ttl: u8,
+        seq: i64,
+    ) {
+        let back = opposite(dir);
+        let pkt = Packet {
+            uid: self.next_uid,
+            flow,
+            dir: back,
+            src: at,
+            dst: src,
+            kind: PacketKind::TimeExceeded,
+            size: TIME_EXCEEDED_SIZE,
+            payload: 0,
+            seq,
+            sent_at: self.now,
+            ttl: crate::packet::DEFAULT_TTL,
+            initial_ttl: crate::packet::DEFAULT_TTL,
+            ect: false,
+            ce: false,
+            protected: false,
+            exposed: false,
+            header: Header::TimeExceeded { initial_ttl, seq },
+        };
+        self.next_uid += 1;
+        let f = &mut self.flows[flow as usize];
+        let d = dir_index(back);
+        f.acct[d].sent += 1;
+        f.rec[d].on_sent(self.now, pkt.size, 0);
+        self.arrive(pkt, at);
+    }
+
+    // ---- link failures ------------------------------------------------------------------
+
+    fn on_link_change(&mut self, i: usize) {
+        let Some(&c) = self.changes.get(i) else {
+            return;
+        };
+        let l = c.link as usize;
+        if self.links[l].up == c.up {
+            return;
+        }
+        self.links[l].up = c.up;
+        if !c.up {
+            // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
+            let now = self.now;
+            let link = &mut self.links[l];
+            let mut victims: Vec<Packet> = link.queue.clear(now).into_iter().collect();
+            victims.extend(link.lost_in_tx.take());
+            victims.extend(link.pipe.drain(..).map(|p| p.pkt));
+            link.busy = false;
+            link.tx_done = None;
+            for p in victims {
+                self.drop_packet(Some(l), p, DropCause::Down);
+            }
+            self.note_queue(l);
+        }
+        self.routes = Routes::compute(
+            self.names.len(),
+            &self
+                .links
+                .iter()
+                .map(|l| (l.from, l.to, l.up))
+                .collect::<Vec<_>>(),
+        );
+    }
+
+    // ---- sampling, tracing, accounting --------------------------------------------------
+
+    fn on_sample(&mut self) {
+        for (idx, series) in &mut self.samples {
+            self.sample_buf.clear();
+            self.agents[*idx].agent.sample(&mut self.sample_buf);
+            // Keep rows rectangular even if an agent misreports.
+            self.sample_buf.resize(series.names.len(), f64::NAN);
+            series.times.push(self.now);
+            series.values.extend_from_slice(&self.sample_buf);
+        }
+        let next = Time::from_nanos(self.now.as_nanos().saturating_add(self.bin_ns()));
+        self.schedule(next, secs(next), Event::Sample);
+    }
+
+    fn trace(&mut self, ev: TraceEvent, l: usize, pkt: &Packet, cause: Option<DropCause>) {
+        let Some(t) = &mut self.tracer else {
+            return;
+        };
+        let link = &self.links[l];
+        let f = &self.flows[pkt.flow as usize];
+        let (sender, receiver) = (
+            &self.agents[2 * pkt.flow as usize],
+            &self.agents[2 * pkt.flow as usize + 1],
+        );
+        let (src_agent, dst_agent, fid) = match pkt.dir {
+            Direction::Forward => (sender, receiver, f.fids.0),
+            Direction::Reverse => (receiver, sender, f.fids.1),
+        };
+        let src_port = if pkt.src == src_agent.node {
+            src_agent.port
+        } else {
+            0
+        };
+        let mut flags = *b"-------";
+        if pkt.ce {
+            flags[4] = b'E';
+        }
+        if pkt.ect {
+            flags[6] = b'N';
+        }
+        t.record(&TraceLine {
+            event: ev,
+            time: self.now,
+            from: link.from,
+            to: link.to,
+            ptype: pkt.kind.ns2_name(),
+            size: pkt.size,
+            flags: std::str::from_utf8(&flags).unwrap_or("-------"),
+            fid,
+            src: (pkt.src, src_port),
+            dst: (pkt.dst, dst_agent.port),
+            seq: pkt.seq,
+            uid: pkt.uid,
+            cause,
+        });
+    }
+
+    fn check_accounts(&mut self) -> Result<(), SimError> {
+        for f in &mut self.flows {
+            f.acct[0].in_flight = 0;
+            f.acct[1].in_flight = 0;
+        }
+        for l in &self.links {
+            for p in l.packets() {
+                self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            for (d, a) in f.acct.iter().enumerate() {
+                if a.sent != a.delivered + a.dropped_total() + a.in_flight {
+                    return Err(SimError::Accounting {
+                        flow: i as FlowId,
+                        dir: if d == 0 {
+                            Direction::Forward
+                        } else {
+                            Direction::Reverse
+                        },
+                        sent: a.sent,
+                        delivered: a.delivered,
+                        dropped: a.dropped_total(),
+                        in_flight: a.in_flight,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn results(&self) -> RunResults {
+        RunResults {
+            end: self.now,
+            flows: self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| FlowResults {
+                    src: f.src,
+                    dst: f.dst,
+                    forward: f.rec[0].clone(),
+                    reverse: f.rec[1].clone(),
+                    accounts: f.acct,
+                    sender_app: self.agents[2 * i].agent.app_counters(),
+                })
+                .collect(),
+            links: self
+                .links
+                .iter()
+                .map(|l| LinkResults {
+                    from: l.from,
+                    to: l.to,
+                    stats: l.stats.clone(),
+                    red: l.queue.as_red().map(|r| r.counters()),
+                })
+                .collect(),
+            agent_samples: self.samples.iter().map(|(_, s)| s.clone()).collect(),
+            events: self.events,
+            packet_hops: self.hops,
+        }
+    }
+}
+
+/// A time in seconds, as NS-2 holds it.
+fn secs(t: Time) -> f64 {
+    t.as_nanos() as f64 / 1e9
+}

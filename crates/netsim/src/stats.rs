@@ -1,0 +1,601 @@
+//! Streamed statistics: per-flow recorders, per-link queue occupancy, agent samples.
+//!
+//! Everything here is fed by events and keeps constant memory per flow except the per-bin time
+//! series (one entry per bin, so memory follows simulated time only at the bin width) and the
+//! optional per-packet delay log. The same [`FlowRecorder`] is fed by the simulator and by the
+//! NS-2 trace reader ([`crate::trace::Ns2TraceReader`]), so metrics computed from either source
+//! come from identical code.
+
+use core::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::Time;
+
+/// Why a packet was dropped (`spec/variants.md`, Metrics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropCause {
+    /// The queue was full (DropTail overflow, RED forced drop on the hard limit).
+    Queue,
+    /// An active queue management early (probabilistic) drop.
+    Aqm,
+    /// A link error (loss model, or a wireless frame that exhausted its retries).
+    Link,
+    /// The IP TTL ran out.
+    Ttl,
+    /// The link was down, or no route existed.
+    Down,
+}
+
+impl DropCause {
+    /// Every cause, in [`DropCause::index`] order.
+    pub const ALL: [DropCause; 5] = [
+        DropCause::Queue,
+        DropCause::Aqm,
+        DropCause::Link,
+        DropCause::Ttl,
+        DropCause::Down,
+    ];
+
+    /// Position in [`DropCause::ALL`] (for per-cause counter arrays).
+    pub fn index(self) -> usize {
+        match self {
+            DropCause::Queue => 0,
+            DropCause::Aqm => 1,
+            DropCause::Link => 2,
+            DropCause::Ttl => 3,
+            DropCause::Down => 4,
+        }
+    }
+
+    /// Lower-case name used in CSV traces and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropCause::Queue => "queue",
+            DropCause::Aqm => "aqm",
+            DropCause::Link => "link",
+            DropCause::Ttl => "ttl",
+            DropCause::Down => "down",
+        }
+    }
+
+    /// The cause named `name` (inverse of [`DropCause::name`]).
+    pub fn from_name(name: &str) -> Option<DropCause> {
+        DropCause::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// How statistics are gathered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatsConfig {
+    /// Width of a time-series bin (default 1 s).
+    pub bin_width: Duration,
+    /// Start of the measurement window: events before it (warm-up) are left out of the
+    /// counters, delays and jitter, but not out of the time series or the accounting.
+    pub window_start: Time,
+    /// End of the measurement window (exclusive); `None` means the end of the run.
+    pub window_end: Option<Time>,
+    /// Keep every delivered packet's (arrival time, delay) in [`FlowRecorder::delays`]. Off by
+    /// default: memory then grows with delivered packets.
+    pub record_delays: bool,
+}
+
+impl Default for StatsConfig {
+    fn default() -> Self {
+        StatsConfig {
+            bin_width: Duration::from_secs(1),
+            window_start: Time::ZERO,
+            window_end: None,
+            record_delays: false,
+        }
+    }
+}
+
+impl StatsConfig {
+    fn in_window(&self, t: Time) -> bool {
+        t >= self.window_start && self.window_end.map_or(true, |end| t < end)
+    }
+
+    fn bin_ns(&self) -> u64 {
+        // A zero bin width would divide by zero; treat it as 1 ns.
+        u64::try_from(self.bin_width.as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+}
+
+/// Delay and jitter statistics of a flow's delivered packets.
+///
+/// Quantiles come from an HDR histogram with 3 significant digits (0.1 % relative resolution),
+/// never finer than 1 µs; count, sum, min and max are exact (integer nanoseconds).
+#[derive(Clone, Debug)]
+pub struct DelayStats {
+    count: u64,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    hist: Option<Histogram<u64>>,
+    last_ns: Option<u64>,
+    sum_abs_diff_ns: u128,
+    diffs: u64,
+    rfc3550_ns: f64,
+}
+
+impl Default for DelayStats {
+    fn default() -> Self {
+        DelayStats {
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            hist: None,
+            last_ns: None,
+            sum_abs_diff_ns: 0,
+            diffs: 0,
+            rfc3550_ns: 0.0,
+        }
+    }
+}
+
+impl DelayStats {
+    /// Record one packet's one-way delay (packets in arrival order).
+    pub fn record(&mut self, delay: Duration) {
+        let d = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        self.count += 1;
+        self.sum_ns += u128::from(d);
+        self.min_ns = self.min_ns.min(d);
+        self.max_ns = self.max_ns.max(d);
+        // Allocated on first use: reverse directions of one-way flows never pay for it.
+        if self.hist.is_none() {
+            self.hist = Histogram::new_with_bounds(1000, 2000, 3).ok().map(|mut h| {
+                h.auto(true);
+                h
+            });
+        }
+        if let Some(h) = &mut self.hist {
+            // `record` grows the auto-resizing histogram; saturate only if that fails.
+            if h.record(d.max(1)).is_err() {
+                h.saturating_record(d.max(1));
+            }
+        }
+        if let Some(last) = self.last_ns {
+            let diff = d.abs_diff(last);
+            self.sum_abs_diff_ns += u128::from(diff);
+            self.diffs += 1;
+            // RFC 3550 §6.4.1: J += (|D| − J)/16, with D the change in transit time.
+            self.rfc3550_ns += (diff as f64 - self.rfc3550_ns) / 16.0;
+        }
+        self.last_ns = Some(d);
+    }
+
+    /// Packets recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Mean delay in seconds (0 when nothing was recorded).
+    pub fn mean_secs(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64 * 1e-9
+        }
+    }
+
+    /// Smallest delay, if any.
+    pub fn min(&self) -> Option<Duration> {
+        (self.count > 0).then(|| Duration::from_nanos(self.min_ns))
+    }
+
+    /// Largest delay, if any.
+    pub fn max(&self) -> Option<Duration> {
+        (self.count > 0).then(|| Duration::from_nanos(self.max_ns))
+    }
+
+    /// Jitter as max − min delay (seed 004), in seconds.
+    pub fn range_secs(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            (self.max_ns - self.min_ns) as f64 * 1e-9
+        }
+    }
+
+    /// Jitter as the mean of |d_i − d_{i−1}| over consecutive packets (seed 000), in seconds.
+    pub fn mean_abs_diff_secs(&self) -> f64 {
+        if self.diffs == 0 {
+            0.0
+        } else {
+            self.sum_abs_diff_ns as f64 / self.diffs as f64 * 1e-9
+        }
+    }
+
+    /// RFC 3550 interarrival jitter after the last packet, in seconds.
+    pub fn rfc3550_secs(&self) -> f64 {
+        self.rfc3550_ns * 1e-9
+    }
+
+    /// The delay at quantile `q` (0..=1), within the histogram's resolution.
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        let h = self.hist.as_ref()?;
+        let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
+        Some(Duration::from_nanos(h.value_at_quantile(q)))
+    }
+}
+
+/// Per-flow, per-direction statistics fed by send, delivery and drop events.
+#[derive(Clone, Debug)]
+pub struct FlowRecorder {
+    cfg: StatsConfig,
+    bin_ns: u64,
+    /// Packets sent by the source in the window.
+    pub sent_packets: u64,
+    /// Wire bytes sent in the window.
+    pub sent_bytes: u64,
+    /// Payload bytes sent in the window.
+    pub sent_payload: u64,
+    /// Packets delivered to the destination agent in the window.
+    pub delivered_packets: u64,
+    /// Wire bytes delivered in the window.
+    pub delivered_bytes: u64,
+    /// Payload bytes delivered in the window.
+    pub delivered_payload: u64,
+    /// Drops in the window, indexed by [`DropCause::index`].
+    pub drops: [u64; 5],
+    /// Delivered packets that crossed an untrusted node unprotected (E6).
+    pub exposed: u64,
+    /// Delay and jitter of the packets delivered in the window.
+    pub delay: DelayStats,
+    /// First and last delivery times in the window.
+    pub first_delivery: Option<Time>,
+    /// Last delivery time in the window.
+    pub last_delivery: Option<Time>,
+    sent_series: Vec<u64>,
+    recv_series: Vec<u64>,
+    goodput_series: Vec<u64>,
+    delays: Vec<(Time, Duration)>,
+}
+
+impl FlowRecorder {
+    /// An empty recorder.
+    pub fn new(cfg: &StatsConfig) -> Self {
+        FlowRecorder {
+            bin_ns: cfg.bin_ns(),
+            cfg: cfg.clone(),
+            sent_packets: 0,
+            sent_bytes: 0,
+            sent_payload: 0,
+            delivered_packets: 0,
+            delivered_bytes: 0,
+            delivered_payload: 0,
+            drops: [0; 5],
+            exposed: 0,
+            delay: DelayStats::default(),
+            first_delivery: None,
+            last_delivery: None,
+            sent_series: Vec::new(),
+            recv_series: Vec::new(),
+            goodput_series: Vec::new(),
+            delays: Vec::new(),
+        }
+    }
+
+    fn add_bin(series: &mut Vec<u64>, bin: usize, v: u64) {
+        if series.len() <= bin {
+            series.resize(bin + 1, 0);
+        }
+        series[bin] += v;
+    }
+
+    fn bin(&self, t: Time) -> usize {
+        usize::try_from(t.as_nanos() / self.bin_ns).unwrap_or(usize::MAX - 1)
+    }
+
+    /// The source sent a packet of `size` wire bytes carrying `payload` bytes.
+    pub fn on_sent(&mut self, now: Time, size: u32, payload: u32) {
+        let bin = self.bin(now);
+        Self::add_bin(&mut self.sent_series, bin, u64::from(size));
+        if self.cfg.in_window(now) {
+            self.sent_packets += 1;
+            self.sent_bytes += u64::from(size);
+            self.sent_payload += u64::from(payload);
+        }
+    }
+
+    /// A packet sent at `sent_at` reached the destination agent.
+    pub fn on_delivered(&mut self, now: Time, sent_at: Time, size: u32, payload: u32) {
+        let bin = self.bin(now);
+        Self::add_bin(&mut self.recv_series, bin, u64::from(size));
+        Self::add_bin(&mut self.goodput_series, bin, u64::from(payload));
+        if self.cfg.in_window(now) {
+            self.delivered_packets += 1;
+            self.delivered_bytes += u64::from(size);
+            self.delivered_payload += u64::from(payload);
+            let d = now - sent_at;
+            self.delay.record(d);
+            if self.cfg.record_delays {
+                self.delays.push((now, d));
+            }
+            self.first_delivery.get_or_insert(now);
+            self.last_delivery = Some(now);
+        }
+    }
+
+    /// A delivered packet had crossed an untrusted node unprotected.
+    pub fn on_exposed(&mut self, now: Time) {
+        if self.cfg.in_window(now) {
+            self.exposed += 1;
+        }
+    }
+
+    /// A packet of this flow and direction was dropped.
+    pub fn on_dropped(&mut self, now: Time, cause: DropCause) {
+        if self.cfg.in_window(now) {
+            self.drops[cause.index()] += 1;
+        }
+    }
+
+    /// Drops of one cause in the window.
+    pub fn dropped(&self, cause: DropCause) -> u64 {
+        self.drops[cause.index()]
+    }
+
+    /// All drops in the window.
+    pub fn dropped_total(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+
+    /// (sent − delivered) / sent in packets, 0 when nothing was sent.
+    pub fn loss_rate(&self) -> f64 {
+        if self.sent_packets == 0 {
+            0.0
+        } else {
+            self.sent_packets.saturating_sub(self.delivered_packets) as f64
+                / self.sent_packets as f64
+        }
+    }
+
+    /// Wire bits delivered per second over `duration`.
+    pub fn throughput_bps(&self, duration: Duration) -> f64 {
+        let s = duration.as_secs_f64();
+        if s > 0.0 {
+            self.delivered_bytes as f64 * 8.0 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Payload bits delivered per second over `duration`.
+    pub fn goodput_bps(&self, duration: Duration) -> f64 {
+        let s = duration.as_secs_f64();
+        if s > 0.0 {
+            self.delivered_payload as f64 * 8.0 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Wire bytes sent per bin (whole run, not only the window).
+    pub fn sent_series(&self) -> &[u64] {
+        &self.sent_series
+    }
+
+    /// Wire bytes delivered per bin (whole run).
+    pub fn received_series(&self) -> &[u64] {
+        &self.recv_series
+    }
+
+    /// Payload bytes delivered per bin (whole run).
+    pub fn goodput_series(&self) -> &[u64] {
+        &self.goodput_series
+    }
+
+    /// Bin width of the series.
+    pub fn bin_width(&self) -> Duration {
+        Duration::from_nanos(self.bin_ns)
+    }
+
+    /// Every delivered packet's (arrival time, delay), when [`StatsConfig::record_delays`].
+    pub fn delays(&self) -> &[(Time, Duration)] {
+        &self.delays
+    }
+}
+
+/// A time-weighted gauge (queue occupancy): mean per bin, overall mean and maximum.
+#[derive(Clone, Debug)]
+pub struct Occupancy {
+    bin_ns: u64,
+    last_t: u64,
+    value: u64,
+    bin_area: f64,
+    total_area: f64,
+    max: u64,
+    series: Vec<f64>,
+}
+
+impl Occupancy {
+    /// A gauge at zero from time zero.
+    pub fn new(bin_width: Duration) -> Self {
+        Occupancy {
+            bin_ns: u64::try_from(bin_width.as_nanos())
+                .unwrap_or(u64::MAX)
+                .max(1),
+            last_t: 0,
+            value: 0,
+            bin_area: 0.0,
+            total_area: 0.0,
+            max: 0,
+            series: Vec::new(),
+        }
+    }
+
+    fn advance(&mut self, now: Time) {
+        let now = now.as_nanos().max(self.last_t);
+        let v = self.value as f64;
+        // Close every bin boundary crossed since the last change.
+        loop {
+            let bin_end = (self.last_t / self.bin_ns + 1).saturating_mul(self.bin_ns);
+            if now < bin_end {
+                break;
+            }
+            let dt = (bin_end - self.last_t) as f64;
+            self.bin_area += v * dt;
+            self.total_area += v * dt;
+            self.series.push(self.bin_area / self.bin_ns as f64);
+            self.bin_area = 0.0;
+            self.last_t = bin_end;
+        }
+        let dt = (now - self.last_t) as f64;
+        self.bin_area += v * dt;
+        self.total_area += v * dt;
+        self.last_t = now;
+    }
+
+    /// The gauge changes to `value` at `now`.
+    pub fn set(&mut self, now: Time, value: u64) {
+        self.advance(now);
+        self.value = value;
+        self.max = self.max.max(value);
+    }
+
+    /// Account for time up to `now` (end of run); completed bins appear in the series.
+    pub fn finish(&mut self, now: Time) {
+        self.advance(now);
+    }
+
+    /// Time-weighted mean per completed bin.
+    pub fn series(&self) -> &[f64] {
+        &self.series
+    }
+
+    /// Time-weighted mean from time zero to the last update.
+    pub fn mean(&self) -> f64 {
+        if self.last_t == 0 {
+            0.0
+        } else {
+            self.total_area / self.last_t as f64
+        }
+    }
+
+    /// Largest value seen.
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// Current value.
+    pub fn current(&self) -> u64 {
+        self.value
+    }
+}
+
+/// Per-link (one direction) statistics.
+#[derive(Clone, Debug)]
+pub struct LinkStats {
+    /// Packets that started transmission.
+    pub tx_packets: u64,
+    /// Wire bytes that started transmission.
+    pub tx_bytes: u64,
+    /// Drops at this link, indexed by [`DropCause::index`].
+    pub drops: [u64; 5],
+    /// Waiting packets (NS-2's queue length: the packet in transmission is not counted).
+    pub queue_packets: Occupancy,
+    /// Waiting bytes.
+    pub queue_bytes: Occupancy,
+    /// Wireless transmission attempts (frames, including retries).
+    pub attempts: u64,
+}
+
+impl LinkStats {
+    /// Empty statistics with the given bin width.
+    pub fn new(bin_width: Duration) -> Self {
+        LinkStats {
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: [0; 5],
+            queue_packets: Occupancy::new(bin_width),
+            queue_bytes: Occupancy::new(bin_width),
+            attempts: 0,
+        }
+    }
+
+    /// Drops of one cause.
+    pub fn dropped(&self, cause: DropCause) -> u64 {
+        self.drops[cause.index()]
+    }
+}
+
+/// A time series of an agent's internals (e.g. TFRC's X, X_recv, p, R), one row per bin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentSeries {
+    /// The agent's flow.
+    pub flow: crate::packet::FlowId,
+    /// `true` for the sender, `false` for the receiver.
+    pub sender: bool,
+    /// Column names, from [`crate::agent::Agent::sample_names`].
+    pub names: &'static [&'static str],
+    /// Sample times.
+    pub times: Vec<Time>,
+    /// Row-major values: `names.len()` per time.
+    pub values: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    #[test]
+    fn delay_and_jitter_definitions() {
+        let mut d = DelayStats::default();
+        for x in [10, 14, 12, 20] {
+            d.record(ms(x));
+        }
+        assert_eq!(d.count(), 4);
+        assert!((d.mean_secs() - 0.014).abs() < 1e-12);
+        assert!((d.range_secs() - 0.010).abs() < 1e-12);
+        // |14−10| + |12−14| + |20−12| = 14 over 3 differences.
+        assert!((d.mean_abs_diff_secs() - 0.014 / 3.0).abs() < 1e-12);
+        // RFC 3550: J1 = 4/16, J2 = J1 + (2 − J1)/16, J3 = J2 + (8 − J2)/16 (ms).
+        let mut j = 0.0f64;
+        for diff in [4.0, 2.0, 8.0] {
+            j += (diff - j) / 16.0;
+        }
+        assert!((d.rfc3550_secs() - j * 1e-3).abs() < 1e-12);
+        // Median of {10,12,14,20} within 0.1 % histogram resolution.
+        let med = d.quantile(0.5).unwrap().as_secs_f64();
+        assert!((med - 0.012).abs() <= 0.012 * 1e-3, "median {med}");
+    }
+
+    #[test]
+    fn window_excludes_warmup_but_series_do_not() {
+        let cfg = StatsConfig {
+            window_start: Time::from_secs_f64(1.0),
+            ..StatsConfig::default()
+        };
+        let mut r = FlowRecorder::new(&cfg);
+        r.on_sent(Time::from_secs_f64(0.5), 100, 80);
+        r.on_delivered(Time::from_secs_f64(0.6), Time::from_secs_f64(0.5), 100, 80);
+        r.on_sent(Time::from_secs_f64(1.5), 100, 80);
+        r.on_dropped(Time::from_secs_f64(1.6), DropCause::Queue);
+        assert_eq!(r.sent_packets, 1);
+        assert_eq!(r.delivered_packets, 0);
+        assert_eq!(r.dropped(DropCause::Queue), 1);
+        assert_eq!(r.sent_series(), &[100, 100]);
+        assert_eq!(r.received_series(), &[100]);
+        assert_eq!(r.loss_rate(), 1.0);
+    }
+
+    #[test]
+    fn occupancy_is_time_weighted_per_bin() {
+        let mut o = Occupancy::new(Duration::from_secs(1));
+        o.set(Time::from_secs_f64(0.5), 4); // 0 for 0.5 s, then 4
+        o.set(Time::from_secs_f64(1.5), 2); // 4 until 1.5 s, then 2
+        o.finish(Time::from_secs_f64(2.0));
+        assert_eq!(o.series(), &[2.0, 3.0]);
+        assert!((o.mean() - 2.5).abs() < 1e-12);
+        assert_eq!(o.max(), 4);
+    }
+}
