@@ -650,6 +650,67 @@ link = "main"
     );
 }
 
+#[test]
+fn dumbbell_generator_with_every_flow_kind_runs() {
+    let toml = r#"
+name = "dumbbell"
+duration = 10
+seed = 11
+[topology]
+kind = "dumbbell"
+senders = 3
+access_bandwidth = "100Mbps"
+access_delay = ["1ms", "5ms", "10ms"]
+bottleneck_bandwidth = "3Mbps"
+bottleneck_delay = "20ms"
+queue = "red"
+queue_limit = 60
+[topology.loss]
+model = "bernoulli"
+rate = 0.02
+direction = "both"
+[[flows]]
+name = "tcp"
+kind = "tcp"
+from = "s0"
+to = "d0"
+[[flows]]
+name = "tfrc"
+kind = "tfrc"
+profile = "ns2"
+from = "s1"
+to = "d1"
+app_rate = "1Mbps"
+[[flows]]
+name = "udp"
+kind = "udp"
+from = "s2"
+to = "d2"
+rate = "500kbps"
+start = 2
+stop = 8
+"#;
+    let scenario = Scenario::parse("dumbbell.toml", toml).unwrap();
+    let id = |name: &str| scenario.node_index(name).unwrap() as u32;
+    let (s0, s1, s2, r0, r1) = (id("s0"), id("s1"), id("s2"), id("r0"), id("r1"));
+    let (_, tr) = simulate_scenario("dumbbell", &scenario);
+    // Each flow enters the network on its own access link with its own fid and type.
+    assert!(tr.count('+', s0, r0, "tcp", 0) > 100);
+    assert!(tr.count('+', s1, r0, "tcpFriend", 1) > 100);
+    let udp = tr.count('+', s2, r0, "cbr", 2);
+    // 500 kb/s of 210-byte packets for 6 s: 1786.
+    assert!((1784..=1788).contains(&udp), "{udp}");
+    // The bottleneck loses packets in both directions (loss "both"), the access links none
+    // to their loss model (only the bottleneck has one).
+    assert!(tr.on('d', r0, r1).count() > 10);
+    assert!(tr.on('d', r1, r0).count() > 0);
+    assert!(tr
+        .recs
+        .iter()
+        .filter(|r| r.ev == 'd')
+        .all(|r| (r.from, r.to) == (r0, r1) || (r.from, r.to) == (r1, r0)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The command line.
 
