@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use netsim::trace::parse_ns2_line;
 use tfrclab::ns2::{export, ExportOptions};
 use tfrclab::scenario::Scenario;
 
@@ -92,30 +93,13 @@ struct Trace {
     states: Vec<LinkState>,
 }
 
-fn addr(s: &str, line: &str) -> (u32, u32) {
-    let (n, p) = s
-        .split_once('.')
-        .unwrap_or_else(|| panic!("address {s:?} is not node.port in {line:?}"));
-    (
-        n.parse().unwrap_or_else(|_| panic!("node in {line:?}")),
-        p.parse().unwrap_or_else(|_| panic!("port in {line:?}")),
-    )
-}
-
-/// Parse every line, strictly: 12 fields per spec B10 for packet events, or a `v` line.
+/// Parse every line: packet events with netsim's NS-2 line parser (so this also checks that
+/// it reads NS-2's real output), strictly 12 fields per spec B10, and the `v` lines NS-2
+/// writes for dynamic links.
 fn parse_trace(text: &str) -> Trace {
     let mut tr = Trace::default();
     for line in text.lines() {
         let f: Vec<&str> = line.split(' ').collect();
-        let num = |i: usize| -> u64 {
-            f[i].parse()
-                .unwrap_or_else(|_| panic!("field {} of {line:?}", i + 1))
-        };
-        let time = |s: &str| -> f64 {
-            let t: f64 = s.parse().unwrap_or_else(|_| panic!("time in {line:?}"));
-            assert!(t.is_finite() && t >= 0.0, "time in {line:?}");
-            t
-        };
         if f[0] == "v" {
             assert_eq!(f.len(), 5, "v line {line:?}");
             let up = match f[2] {
@@ -123,36 +107,33 @@ fn parse_trace(text: &str) -> Trace {
                 "link-down" => false,
                 other => panic!("unknown link state {other:?} in {line:?}"),
             };
+            let num = |s: &str| -> u32 { s.parse().unwrap_or_else(|_| panic!("{line:?}")) };
             tr.states.push(LinkState {
-                t: time(f[1]),
+                t: f[1].parse().unwrap_or_else(|_| panic!("time in {line:?}")),
                 up,
-                from: num(3) as u32,
-                to: num(4) as u32,
+                from: num(f[3]),
+                to: num(f[4]),
             });
             continue;
         }
         assert_eq!(f.len(), 12, "not 12 fields: {line:?}");
-        let ev = match f[0] {
-            "+" | "-" | "r" | "d" => f[0].chars().next().unwrap(),
-            other => panic!("unknown event {other:?} in {line:?}"),
-        };
+        let l = parse_ns2_line(line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
         assert!(
-            f[6].len() == 7 && f[6].chars().all(|c| "-CPAEFN".contains(c)),
+            l.flags.len() == 7 && l.flags.chars().all(|c| "-CPAEFN".contains(c)),
             "flags in {line:?}"
         );
-        assert!(!f[4].is_empty(), "type in {line:?}");
         tr.recs.push(Rec {
-            ev,
-            t: time(f[1]),
-            from: num(2) as u32,
-            to: num(3) as u32,
-            ptype: f[4].to_string(),
-            size: num(5) as u32,
-            fid: num(7) as u32,
-            src: addr(f[8], line),
-            dst: addr(f[9], line),
-            seq: f[10].parse().unwrap_or_else(|_| panic!("seq in {line:?}")),
-            uid: num(11),
+            ev: l.event.symbol(),
+            t: l.time.as_secs_f64(),
+            from: l.from,
+            to: l.to,
+            ptype: l.ptype.to_string(),
+            size: l.size,
+            fid: l.fid,
+            src: l.src,
+            dst: l.dst,
+            seq: l.seq,
+            uid: l.uid,
         });
     }
     tr
