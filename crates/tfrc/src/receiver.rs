@@ -743,3 +743,7 @@ impl Receiver {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "receiver_tests.rs"]
+mod tests;

@@ -102,13 +102,41 @@ struct Ns2State {
     heavyrounds: u32,
 }
 
-/// RFC 5348 §8.2.1 state, in seconds since the epoch.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct DataLimited {
-    not_limited1: f64,
-    not_limited2: f64,
-    t_new: f64,
-    t_next: f64,
+/// Periods during which the application had data waiting, i.e. the sender was not
+/// data-limited (RFC 5348 §4.3: "a sender [is] data-limited any time it is not sending as much
+/// as it is allowed to send"). `None` as the end: still backlogged.
+///
+/// §8.2.1 gives "one possible implementation" that remembers two not-limited instants between
+/// feedbacks; it misjudges a backlogged sender whenever a feedback covers an interval later
+/// than those two instants (a lost or delayed feedback), and §8.2.1 notes that "the sender could
+/// save more NotLimited times". Keeping the periods themselves answers the question exactly.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Backlogged {
+    periods: std::collections::VecDeque<(Time, Option<Time>)>,
+}
+
+impl Backlogged {
+    /// Record whether data is waiting at `now`.
+    fn note(&mut self, now: Time, has_data: bool) {
+        match self.periods.back_mut() {
+            Some((_, end @ None)) if !has_data => *end = Some(now),
+            Some((_, None)) => {}
+            _ if has_data => self.periods.push_back((now, None)),
+            _ => {}
+        }
+        // A few entries suffice: feedback covers about the last RTT.
+        while self.periods.len() > 16 {
+            self.periods.pop_front();
+        }
+    }
+
+    /// Whether data was waiting for a positive length of time within (t_old, t_new].
+    fn any_within(&self, t_old: Time, t_new: Time) -> bool {
+        self.periods.iter().any(|&(start, end)| match end {
+            None => start < t_new,
+            Some(end) => end > start && start < t_new && end > t_old,
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -141,7 +169,7 @@ pub struct Sender {
     nfb_at: Option<Time>,
     /// Sent anything since the nofeedback timer was last set (§4.4's "idle" is the opposite).
     sent_since_nfb: bool,
-    limited: DataLimited,
+    backlogged: Backlogged,
     round: u32,
     urgent: bool,
     ns2: Ns2State,
@@ -181,7 +209,7 @@ impl Sender {
             last_x_recv: 0.0,
             nfb_at: None,
             sent_since_nfb: false,
-            limited: DataLimited::default(),
+            backlogged: Backlogged::default(),
             round: 0,
             urgent: false,
             ns2: Ns2State {
@@ -240,6 +268,7 @@ impl Sender {
     /// Stop sending for good: no more packets, no more timers.
     pub fn stop(&mut self) {
         self.life = Lifecycle::Stopped;
+        self.backlog = Backlog::Packets(0);
         self.nfb_at = None;
         self.immediate = 0;
     }
@@ -252,6 +281,7 @@ impl Sender {
     }
 
     fn on_new_data(&mut self, now: Time) {
+        self.backlogged.note(now, self.has_data());
         match self.life {
             Lifecycle::NotStarted => self.start(now),
             Lifecycle::Stopped => {}
@@ -396,6 +426,20 @@ impl Sender {
         last.map(|t| add_gap(t, self.t_ipi()))
     }
 
+    /// After a rate change: a backlogged sender continues its nominal schedule from at most one
+    /// new t_ipi ago, so send times computed retroactively under the new rate do not become
+    /// credit. §4.6 meant credits for "a burst of data after an idle or data-limited period";
+    /// while the application has no data the schedule is left alone and credit accrues.
+    fn reanchor(&mut self, now: Time) {
+        if !self.has_data() {
+            return;
+        }
+        let ipi = duration_from_secs_f64(self.t_ipi());
+        if let Pacer::Nominal { last: Some(l) } = &mut self.pacer {
+            *l = (*l).max(now.saturating_sub(ipi));
+        }
+    }
+
     /// NS-2 `nextpkt()`'s gap: the slow-start ramp, else the oscillation-damped rate.
     fn ns2_gap(&mut self) -> Option<f64> {
         let ramp = matches!(self.cfg.rate_control, RateControl::Ns2(r) if r.slow_increase)
@@ -458,12 +502,22 @@ impl Sender {
                 if now.saturating_add(self.t_delta()) < next {
                     return None;
                 }
-                // §4.6: unused send times older than T = credit_rtts·R are forfeited.
+                // §4.6: "the sender would be allowed to use unused nominal send times t_j for
+                // t_j < now - T" is read as: only send times later than now - T (T =
+                // credit_rtts·R) may be used, so a burst holds at most X·T/s packets.
                 let credit = match self.cfg.pacing {
-                    Pacing::Nominal { credit_rtts, .. } => credit_rtts * self.rtt.r(),
-                    Pacing::Ns2Timer => 0.0,
+                    Pacing::Nominal { credit_rtts, .. } => {
+                        duration_from_secs_f64(credit_rtts * self.rtt.r())
+                    }
+                    Pacing::Ns2Timer => Duration::ZERO,
                 };
-                let nominal = next.max(now.saturating_sub(duration_from_secs_f64(credit)));
+                let oldest = if credit.is_zero() {
+                    now
+                } else {
+                    now.saturating_sub(credit)
+                        .saturating_add(Duration::from_nanos(1))
+                };
+                let nominal = next.max(oldest);
                 self.pacer = Pacer::Nominal {
                     last: Some(nominal),
                 };
@@ -509,17 +563,7 @@ impl Sender {
         }
         self.packets_sent = self.packets_sent.saturating_add(1);
         self.sent_since_nfb = true;
-        // §8.2.1 "After sending a segment: If (sender has sent all it is allowed to send)" —
-        // i.e. data is still waiting, so the rate, not the application, limits it.
-        if self.has_data() {
-            let t = now.as_secs_f64();
-            let l = &mut self.limited;
-            if l.not_limited1 <= l.t_new {
-                l.not_limited1 = t;
-            } else if l.not_limited2 <= l.t_next {
-                l.not_limited2 = t;
-            }
-        }
+        self.backlogged.note(now, self.has_data());
         h
     }
 
@@ -572,6 +616,7 @@ impl Sender {
             RateControl::Ns2(r) => self.ns2_nofeedback(now, r),
         }
         self.sanitize_x();
+        self.reanchor(now);
         if let RateControl::Ns2(_) = self.cfg.rate_control {
             // NS-2 reduce_rate_on_no_feedback(): "nextpkt()" — a packet goes out at once.
             self.ns2_nextpkt(now);
@@ -696,6 +741,7 @@ impl Sender {
         }
         self.last_x_recv = x_recv;
         self.sanitize_x();
+        self.reanchor(now);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -719,8 +765,11 @@ impl Sender {
         let p_prev = self.p;
         self.p = p;
         let min_rate = self.s / r.t_mbi.as_secs_f64();
-        // §8.2.1: was the interval covered by this feedback data-limited?
-        let limited_interval = self.data_limited_interval(now, fb.timestamp_echo, rr);
+        // §8.2.1: "t_new = timestamp reported in feedback packet. t_old = t_new - R." The
+        // interval was data-limited unless data was waiting at some time within (t_old, t_new].
+        let t_new = fb.timestamp_echo;
+        let t_old = t_new.saturating_sub(duration_from_secs_f64(rr));
+        let limited_interval = !self.backlogged.any_within(t_old, t_new);
         if first {
             // §4.2: "Upon receiving the first round-trip time measurement … tld is set to the
             // current time, and the allowed transmit rate, X, is set to the initial_rate".
@@ -760,24 +809,6 @@ impl Sender {
         // Step 6: "Reset the nofeedback timer to expire after RTO seconds."
         self.nfb_at = Some(add_secs(now, rto));
         self.sent_since_nfb = false;
-    }
-
-    /// RFC 5348 §8.2.1, on feedback: "t_new = timestamp reported in feedback packet. t_old =
-    /// t_new - R. t_next = t_now. If ((t_old < NotLimited1 <= t_new) or (t_old < NotLimited2
-    /// <= t_new)) This was not a data-limited interval".
-    fn data_limited_interval(&mut self, now: Time, echo: Time, r: f64) -> bool {
-        let t_new = echo.as_secs_f64();
-        let t_old = t_new - r;
-        let l = &mut self.limited;
-        l.t_new = t_new;
-        l.t_next = now.as_secs_f64();
-        let in_interval = |t: f64| t_old < t && t <= t_new;
-        let not_limited = in_interval(l.not_limited1) || in_interval(l.not_limited2);
-        // "If (NotLimited1 <= t_new && NotLimited2 > t_new) NotLimited1 = NotLimited2;"
-        if l.not_limited1 <= t_new && l.not_limited2 > t_new {
-            l.not_limited1 = l.not_limited2;
-        }
-        !not_limited
     }
 
     /// §4.3 "Maximize X_recv_set()": keep only the largest of the set and X_recv, without the
@@ -1031,3 +1062,7 @@ fn add_secs(t: Time, secs: f64) -> Time {
 fn add_gap(t: Time, gap: f64) -> Time {
     t.saturating_add(duration_from_secs_f64(gap).max(Duration::from_nanos(1)))
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;

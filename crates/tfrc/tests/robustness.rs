@@ -1,0 +1,268 @@
+//! No input sequence makes the core panic or report a negative, NaN or infinite rate or RTT.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tfrc::{wire, Arrival, DataHeader, Feedback, Profile, Receiver, Sender, Time};
+
+fn weird_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(-1.0),
+        Just(0.0),
+        Just(1e-300),
+        Just(1e300),
+        0.0..1.0f64,
+        0.0..1e9f64,
+    ]
+}
+
+fn duration() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        Just(Duration::ZERO),
+        Just(Duration::MAX),
+        (0u64..5_000_000_000).prop_map(Duration::from_nanos),
+        any::<u64>().prop_map(Duration::from_nanos),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum SenderOp {
+    Advance(u64),
+    Push(u64),
+    Infinite,
+    Timeout,
+    Transmit,
+    Feedback {
+        echo_back: u64,
+        elapsed: Duration,
+        x_recv: f64,
+        p: f64,
+    },
+    TtlExceeded(u8),
+}
+
+fn sender_op() -> impl Strategy<Value = SenderOp> {
+    prop_oneof![
+        (0u64..3_000_000_000).prop_map(SenderOp::Advance),
+        any::<u64>().prop_map(SenderOp::Advance),
+        (0u64..5).prop_map(SenderOp::Push),
+        Just(SenderOp::Push(u64::MAX)),
+        Just(SenderOp::Infinite),
+        Just(SenderOp::Timeout),
+        Just(SenderOp::Transmit),
+        (any::<u64>(), duration(), weird_f64(), weird_f64()).prop_map(
+            |(echo_back, elapsed, x_recv, p)| {
+                SenderOp::Feedback {
+                    echo_back,
+                    elapsed,
+                    x_recv,
+                    p,
+                }
+            }
+        ),
+        any::<u8>().prop_map(SenderOp::TtlExceeded),
+    ]
+}
+
+fn check_sender(s: &Sender) -> Result<(), TestCaseError> {
+    let st = s.status();
+    for (name, v) in [("x", st.x), ("x_inst", st.x_inst)] {
+        prop_assert!(v.is_finite() && v > 0.0, "{} = {}", name, v);
+    }
+    for (name, v) in [("x_calc", st.x_calc), ("x_recv", st.x_recv)] {
+        prop_assert!(v.is_finite() && v >= 0.0, "{} = {}", name, v);
+    }
+    prop_assert!((0.0..=1.0).contains(&st.p), "p = {}", st.p);
+    if let Some(l) = st.recv_limit {
+        prop_assert!(l.is_finite() && l >= 0.0, "recv_limit = {}", l);
+    }
+    if let Some(r) = st.rtt {
+        prop_assert!(
+            r > Duration::ZERO && r.as_secs_f64().is_finite(),
+            "rtt = {:?}",
+            r
+        );
+    }
+    prop_assert!(st.t_rto.as_secs_f64().is_finite());
+    Ok(())
+}
+
+#[derive(Clone, Debug)]
+struct DataOp {
+    advance: u64,
+    seq: u64,
+    ts: u64,
+    rtt: Duration,
+    t_rto: Duration,
+    s: u32,
+    round: u32,
+    urgent: bool,
+    ce: bool,
+    ttl: Option<u8>,
+    timeout: bool,
+}
+
+fn data_op() -> impl Strategy<Value = DataOp> {
+    (
+        prop_oneof![0u64..50_000_000, any::<u64>()],
+        prop_oneof![0u64..200, any::<u64>(), Just(u64::MAX)],
+        any::<u64>(),
+        duration(),
+        duration(),
+        any::<u32>(),
+        any::<u32>(),
+        any::<bool>(),
+        any::<bool>(),
+        proptest::option::of(any::<u8>()),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(advance, seq, ts, rtt, t_rto, s, round, urgent, ce, ttl, timeout)| DataOp {
+                advance,
+                seq,
+                ts,
+                rtt,
+                t_rto,
+                s,
+                round,
+                urgent,
+                ce,
+                ttl,
+                timeout,
+            },
+        )
+}
+
+fn check_feedback(f: &Feedback) -> Result<(), TestCaseError> {
+    prop_assert!(
+        f.x_recv.is_finite() && f.x_recv >= 0.0,
+        "x_recv = {}",
+        f.x_recv
+    );
+    prop_assert!((0.0..=1.0).contains(&f.p), "p = {}", f.p);
+    // Every feedback the receiver produces is encodable and decodes to itself (up to the µs
+    // resolution of t_delay).
+    let back = wire::decode_feedback(&wire::encode_feedback(f)).unwrap();
+    prop_assert_eq!(back.p, f.p);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn sender_never_reports_bad_numbers(ns2 in any::<bool>(), ops in proptest::collection::vec(sender_op(), 0..120)) {
+        let profile = if ns2 { Profile::ns2() } else { Profile::rfc5348() };
+        let mut s = Sender::new(profile.sender).unwrap();
+        let mut now = Time::ZERO;
+        for op in ops {
+            match op {
+                SenderOp::Advance(d) => now += Duration::from_nanos(d),
+                SenderOp::Push(n) => s.push_packets(now, n),
+                SenderOp::Infinite => s.set_infinite_backlog(now),
+                SenderOp::Timeout => s.on_timeout(now),
+                SenderOp::Transmit => {
+                    for _ in 0..1000 {
+                        if s.poll_transmit(now).is_none() {
+                            break;
+                        }
+                    }
+                }
+                SenderOp::Feedback { echo_back, elapsed, x_recv, p } => {
+                    let fb = Feedback {
+                        timestamp_echo: now - Duration::from_nanos(echo_back),
+                        elapsed,
+                        x_recv,
+                        p,
+                        highest_seq: 0,
+                        hops: None,
+                    };
+                    s.on_feedback(now, &fb);
+                }
+                SenderOp::TtlExceeded(t) => s.on_ttl_exceeded(now, t),
+            }
+            check_sender(&s)?;
+            if let Some(t) = s.poll_timeout() {
+                // A due time in the past is fine (wake at once); it must not be absurd.
+                prop_assert!(t <= Time::MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn receiver_never_reports_bad_numbers(ns2 in any::<bool>(), ops in proptest::collection::vec(data_op(), 0..120)) {
+        let profile = if ns2 { Profile::ns2() } else { Profile::rfc5348() };
+        let mut r = Receiver::new(profile.receiver).unwrap();
+        let mut now = Time::ZERO;
+        for op in ops {
+            now += Duration::from_nanos(op.advance);
+            if op.timeout {
+                r.on_timeout(now);
+            }
+            let h = DataHeader {
+                seq: op.seq,
+                timestamp: Time::from_nanos(op.ts),
+                rtt: op.rtt,
+                t_rto: op.t_rto,
+                segment_size: op.s,
+                round: op.round,
+                urgent: op.urgent,
+                initial_ttl: 64,
+            };
+            r.on_data_with(now, &h, Arrival { wire_len: 1000, ce: op.ce, ttl: op.ttl });
+            if let Some(f) = r.poll_feedback(now) {
+                check_feedback(&f)?;
+            }
+            let st = r.status();
+            prop_assert!((0.0..=1.0).contains(&st.p), "p = {}", st.p);
+            prop_assert!(st.loss_intervals.iter().all(|i| i.is_finite() && *i >= 0.0));
+        }
+    }
+}
+
+/// Closed loop with both ends fed through the wire format: the receiver's feedback and the
+/// sender's headers survive encoding, so the UDP transport sees what the simulator sees.
+#[test]
+fn closed_loop_through_wire_encoding() {
+    let profile = Profile::rfc5348();
+    let mut s = Sender::new(profile.sender).unwrap();
+    let mut r = Receiver::new(profile.receiver).unwrap();
+    s.set_infinite_backlog(Time::ZERO);
+    let mut now = Time::ZERO;
+    let step = Duration::from_millis(1);
+    let delay = Duration::from_millis(25);
+    let mut fwd: Vec<(Time, Vec<u8>)> = Vec::new();
+    let mut rev: Vec<(Time, Vec<u8>)> = Vec::new();
+    for _ in 0..5000 {
+        s.on_timeout(now);
+        r.on_timeout(now);
+        while let Some(h) = s.poll_transmit(now) {
+            let mut b = wire::encode_data(&h).to_vec();
+            b.extend_from_slice(&[0u8; 1000]);
+            if h.seq % 50 != 49 {
+                fwd.push((now + delay, b));
+            }
+        }
+        for (_, b) in fwd.iter().filter(|(t, _)| *t <= now) {
+            let (h, payload) = wire::decode_data(b).unwrap();
+            assert_eq!(payload.len(), 1000);
+            r.on_data(now, &h, b.len() as u32);
+        }
+        fwd.retain(|(t, _)| *t > now);
+        if let Some(f) = r.poll_feedback(now) {
+            rev.push((now + delay, wire::encode_feedback(&f).to_vec()));
+        }
+        for (_, b) in rev.iter().filter(|(t, _)| *t <= now) {
+            s.on_feedback(now, &wire::decode_feedback(b).unwrap());
+        }
+        rev.retain(|(t, _)| *t > now);
+        now += step;
+    }
+    // p = 1/50 on a 50 ms path: the equation's rate within 10% (header fields round to µs).
+    let want = tfrc::equation::rfc5348_rate(1000.0, 0.05, 0.02);
+    let got = s.rate();
+    assert!((got / want - 1.0).abs() < 0.10, "{got} vs {want}");
+}
