@@ -360,6 +360,15 @@ impl NetworkBuilder {
         }
     }
 
+    /// Replace one link direction's queue (NS-2 `queue-limit` on one direction, or a different
+    /// discipline per direction).
+    pub fn set_queue(&mut self, link: LinkId, queue: crate::queue::QueueConfig) {
+        match self.links.get_mut(link as usize) {
+            Some(l) => l.cfg.queue = queue,
+            None => self.errors.push(BuildError::UnknownLink(link)),
+        }
+    }
+
     /// The link from `from` to `to`, if any (the first one added).
     pub fn link(&self, from: NodeId, to: NodeId) -> Option<LinkId> {
         self.links
@@ -782,10 +791,14 @@ impl Simulator {
     }
 
     /// Run until `until` (events at `until` itself do not run, as when an NS-2 script's
-    /// `finish` at that time exits), check packet conservation, and report.
+    /// `finish` at that time exits; an event whose NS-2 double-precision time is just below
+    /// `until` does), check packet conservation, and report. Calling it again continues.
     pub fn run(&mut self, until: Time) -> Result<RunResults, SimError> {
+        let until_secs = secs(until);
         while let Some(&top) = self.heap.peek() {
-            if top.key.time >= until {
+            // Stop at `until`, but run an event NS-2's double clock puts just before it (a
+            // CBR timer at 4.9999999999 s rounds to 5 s here).
+            if top.key.time > until || (top.key.time == until && top.key.shadow >= until_secs) {
                 break;
             }
             self.heap.pop();
