@@ -85,6 +85,10 @@ pub struct RsaBenchRow {
     pub kind: KeyKind,
     /// Bit length of `d`.
     pub d_bits: usize,
+    /// 64-bit words of `d`. The library's `modpow` (num-bigint-dig 0.8, `monty_modpow`) runs
+    /// a fixed 4-bit window over every word of the exponent, so without CRT its work follows
+    /// this count, not `d_bits`.
+    pub d_words: usize,
     /// Bit length of `d mod (p-1)`, the exponent CRT actually uses.
     pub dp_bits: usize,
     /// Bit length of `d mod (q-1)`.
@@ -224,6 +228,7 @@ pub fn bench_rsa_with_progress<R: CryptoRng + RngCore>(
         Ok(RsaBenchRow {
             kind: pair.kind(),
             d_bits: pair.d_bits(),
+            d_words: pair.d_bits().div_ceil(64),
             dp_bits: dp.bits(),
             dq_bits: dq.bits(),
             with_crt: stats(crt)?,

@@ -21,8 +21,33 @@
 //! are the `rsa` crate's; this crate computes only `d` (a modular inverse, with the bigint
 //! library's `mod_inverse`) when it builds a key.
 //!
-//! Measured on the development machine (2 cores, `cargo run --release -p tfrclab -- bench
-//! rsa`); see `docs/protection.md` for the full table and the verdict on the paper's claim.
+//! ```
+//! use rand_chacha::{rand_core::SeedableRng, ChaCha20Rng};
+//! use tfrc_protect::{wrap_session_key, Channel, KeyExchange, OpenError, Opener, Sealer};
+//!
+//! let mut rng = ChaCha20Rng::seed_from_u64(7); // the caller's CSPRNG
+//! // Receiver: an RSA key with d = e⁻¹ mod λ(n); its public key goes to the sender.
+//! let receiver = KeyExchange::generate(1024, &mut rng)?;
+//! // Sender: a fresh session key, wrapped with RSA-OAEP(SHA-256).
+//! let wrapped = wrap_session_key(&receiver.public_key(), &mut rng)?;
+//! let key = receiver.unwrap(&wrapped.wrapped, &mut rng)?;
+//!
+//! let mut sealer = Sealer::new(&wrapped.key, Channel::Data);
+//! let mut opener = Opener::new(&key, Channel::Data);
+//! let header = b"cleartext header, TTL=40";
+//! let sealed = sealer.seal(header, b"payload")?;
+//! assert_eq!(opener.open(header, &sealed).unwrap().payload, b"payload");
+//! assert_eq!(opener.open(header, &sealed), Err(OpenError::Replayed));
+//! assert_eq!(opener.stats().replayed, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Measured on the 2-core development machine with `cargo run --release -p tfrclab -- bench
+//! rsa` (2048 bits): decryption with CRT ≈ 0.98 ms for either kind, without CRT ≈ 3.07 ms for
+//! either kind (Carmichael/Euler ratio 0.996–1.008, i.e. noise: the CRT exponents are identical,
+//! and `d_λ` is on average only ~2 bits shorter); seal + open of a 1000-byte packet ≈ 4.3 µs,
+//! the simulator's default per-packet protection cost. See `docs/protection.md` for the tables
+//! and the verdict on the paper's claim.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

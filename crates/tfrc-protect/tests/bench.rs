@@ -27,6 +27,8 @@ fn rsa_bench_reports_both_kinds_from_one_modulus() {
     let e = r.row(KeyKind::Euler).unwrap();
     assert!(c.d_bits <= e.d_bits && c.d_bits <= r.lambda_bits && e.d_bits <= r.phi_bits);
     assert_eq!((c.dp_bits, c.dq_bits), (e.dp_bits, e.dq_bits));
+    assert!(c.d_words <= e.d_words && e.d_words <= 16);
+    assert!(c.d_words * 64 >= c.d_bits && (c.d_words - 1) * 64 < c.d_bits);
     for row in [c, e] {
         for t in [row.with_crt, row.without_crt] {
             assert_eq!(t.samples, 3);

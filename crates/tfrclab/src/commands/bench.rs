@@ -191,14 +191,20 @@ fn print_table(out: &RsaOutput) {
     );
     println!();
     println!(
-        "{:<11} {:>6} {:>12}  {:<28} {:<28}",
-        "key kind", "d bits", "d mod p-1", "with CRT µs median [p10–p90]", "without CRT µs"
+        "{:<11} {:>6} {:>7} {:>12}  {:<28} {:<28}",
+        "key kind",
+        "d bits",
+        "d words",
+        "d mod p-1",
+        "with CRT µs median [p10–p90]",
+        "without CRT µs"
     );
     for row in &r.rows {
         println!(
-            "{:<11} {:>6} {:>12}  {:<28} {:<28}",
+            "{:<11} {:>6} {:>7} {:>12}  {:<28} {:<28}",
             row.kind.name(),
             row.d_bits,
+            row.d_words,
             format!("{} bits", row.dp_bits),
             cell(&row.with_crt),
             cell(&row.without_crt)
