@@ -20,6 +20,8 @@ pub struct CbrConfig {
     pub max_packets: u64,
     /// Packet type in traces (`cbr`).
     pub kind: PacketKind,
+    /// IP TTL of the packets (NS-2 `ttl_` 32).
+    pub ttl: u8,
 }
 
 impl Default for CbrConfig {
@@ -30,6 +32,7 @@ impl Default for CbrConfig {
             random: false,
             max_packets: 1 << 28,
             kind: PacketKind::Cbr,
+            ttl: crate::packet::DEFAULT_TTL,
         }
     }
 }
@@ -76,6 +79,7 @@ impl CbrSource {
     /// NS-2 TrafficGenerator::timeout: send one packet, then schedule the next.
     fn fire(&mut self, ctx: &mut AgentCtx<'_>) {
         let size = self.cfg.packet_size;
+        ctx.set_ttl(self.cfg.ttl);
         let pkt = ctx.packet(self.cfg.kind, size, size, self.sent as i64, Header::None);
         ctx.send(pkt);
         self.sent += 1;
