@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod commands;
+pub mod metrics;
 pub mod ns2;
 pub mod report;
 pub mod scenario;
