@@ -631,6 +631,43 @@ mod tests {
     }
 
     #[test]
+    fn ecn_capable_packets_are_marked_not_dropped() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let cfg = RedConfig {
+            setbit: true,
+            queue_in_bytes: false,
+            bytes: false,
+            q_weight: 1.0, // average = instantaneous queue
+            thresh: 2.0,
+            maxthresh: 40.0,
+            limit: 1000,
+            ..RedConfig::default()
+        };
+        let mut r = Red::new(cfg, 1e6, 0.01);
+        let (mut marks, mut drops) = (0, 0);
+        for i in 0..2000 {
+            // Hold the queue near 20 packets, below maxthresh: p stays under mark_p.
+            if r.len() > 20 {
+                r.dequeue(Time::ZERO);
+            }
+            let mut p = pkt(500);
+            p.ect = i % 2 == 0;
+            match r.enqueue(p, Time::ZERO, &mut rng) {
+                Some(d) => {
+                    assert!(!d.pkt.ect, "an ECN-capable packet was dropped");
+                    assert_eq!(d.cause, DropCause::Aqm);
+                    drops += 1;
+                }
+                None => marks += u32::from(r.q.back().is_some_and(|p| p.ce)),
+            }
+        }
+        // use_mark_p: marking only while p ≤ mark_p (0.1), true below maxthresh, so every
+        // early decision on an ECT packet is a mark and only non-ECT packets are dropped.
+        assert!(marks > 0 && drops > 0, "marks {marks} drops {drops}");
+        assert_eq!(u64::from(marks), r.counters().marks);
+    }
+
+    #[test]
     fn adaptive_max_p_moves_toward_target() {
         let cfg = RedConfig {
             max_p: RedMaxP::Adaptive(AdaptiveRed::default()),
