@@ -2,10 +2,9 @@
 //! run, determinism and per-component random streams, CSV traces, untrusted nodes, build
 //! errors, per-bin statistics.
 
+mod common;
+
 use core::time::Duration;
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
 use netsim::trace::TraceFormat;
@@ -256,19 +255,6 @@ fn identical_inputs_identical_outputs_and_independent_streams() {
     assert!((lost - 0.1 * f.sent_packets as f64).abs() < 88.0, "{lost}");
 }
 
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn csv_trace_has_exact_times_and_drop_causes() {
     let mut net = NetworkBuilder::new(1);
@@ -277,7 +263,7 @@ fn csv_trace_has_exact_times_and_drop_causes() {
     let l = LinkConfig::new(1_000_000, ms(10)).with_loss(LossConfig::Nth(vec![1]));
     net.add_simplex_link(a, b, l);
     net.add_simplex_link(b, a, LinkConfig::new(1_000_000, ms(10)));
-    let buf = SharedBuf::default();
+    let buf = common::SharedBuf::default();
     net.trace(Box::new(buf.clone()), TraceFormat::Csv);
     let src = CbrSource::new(CbrConfig {
         max_packets: 3,
@@ -285,7 +271,7 @@ fn csv_trace_has_exact_times_and_drop_causes() {
     });
     net.add_flow(a, b, Time::ZERO, None, src.into(), NullSink::new().into());
     net.build().unwrap().run(secs(1.0)).unwrap();
-    let text = String::from_utf8(buf.0.borrow().clone()).unwrap();
+    let text = buf.text();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], netsim::trace::CSV_HEADER);
     // Packet 1 (sent at 3.75 ms) is lost by the list model at 3.75 + 1.68 + 10 ms.

@@ -4,9 +4,6 @@
 mod common;
 
 use core::time::Duration;
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
 use netsim::queue::{DropTailConfig, QueueConfig, RedConfig};
@@ -73,7 +70,7 @@ fn run(
         let f = net.add_flow(n0, n2, Time::ZERO, None, cbr.into(), NullSink::new().into());
         net.set_trace_fids(f, i as u32 + 1, 0);
     }
-    let buf = SharedBuf::default();
+    let buf = common::SharedBuf::default();
     net.trace(Box::new(buf.clone()), TraceFormat::Ns2);
     let mut sim = net.build().expect("valid network");
     let res = sim
@@ -275,23 +272,4 @@ fn bernoulli_loss_rate_agrees_with_ns2() {
         theirs.received[1] + theirs.drops[1],
         view(&mine, secs).received[1] + lost as u64
     );
-}
-
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl SharedBuf {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.borrow().clone()).expect("utf-8")
-    }
-}
-
-impl Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }

@@ -178,7 +178,7 @@ fn trace_all_is_identical_to_ns2() {
     }
     for rate in ["2", "6"] {
         let theirs = common::ns_output("seed004_udp.tcl", &[rate, "-", "all", "3"]);
-        let buf = SharedBuf::default();
+        let buf = common::SharedBuf::default();
         let mut net = network(rate.parse().expect("rate"), 3.0);
         net.trace(Box::new(buf.clone()), TraceFormat::Ns2);
         let mut sim = net.build().expect("valid");
@@ -193,25 +193,6 @@ fn trace_all_is_identical_to_ns2() {
             theirs.lines().count(),
             "{rate} Mb/s: length"
         );
-    }
-}
-
-#[derive(Clone, Default)]
-struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl SharedBuf {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.borrow().clone()).expect("utf-8")
-    }
-}
-
-impl std::io::Write for SharedBuf {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -65,3 +65,24 @@ pub fn ns_output(name: &str, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A `Write` whose bytes the test can read after the simulator took the writer.
+#[derive(Clone, Default)]
+pub struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl SharedBuf {
+    /// Everything written so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.borrow().clone()).expect("utf-8")
+    }
+}
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
