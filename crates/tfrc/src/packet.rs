@@ -10,7 +10,7 @@ use crate::Time;
 /// The fields of a TFRC data packet (RFC 5348 §3.2.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DataHeader {
-    /// Sequence number, +1 per data packet (§3.2.1, §5.1).
+    /// Sequence number, +1 per data packet from 0 (§3.2.1, §5.1).
     pub seq: u64,
     /// Send timestamp (§3.2.1).
     pub timestamp: Time,
@@ -35,7 +35,8 @@ pub struct Feedback {
     pub timestamp_echo: Time,
     /// t_delay: time between receiving that packet and generating this report (§3.2.2).
     pub elapsed: Duration,
-    /// X_recv: the rate at which data was received over the last RTT, bytes/s (§3.2.2).
+    /// X_recv: the rate at which data was received over the last RTT, bytes/s of segment
+    /// (§3.2.2). The `ns2` profile measures packets/s and reports them times s (spec B6-23).
     pub x_recv: f64,
     /// p: the receiver's loss event rate (§3.2.2).
     pub p: f64,
