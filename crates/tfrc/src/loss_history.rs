@@ -519,17 +519,33 @@ impl LossHistory {
 
     /// Closed intervals I_1, I_2, … newest first, each with its DF_i.
     pub fn closed_intervals(&self) -> Vec<(f64, f64)> {
-        let mut out = Vec::with_capacity(self.events.len() + 1);
-        for j in (1..self.events.len()).rev() {
+        self.closed_iter().collect()
+    }
+
+    fn closed_iter(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let between = (1..self.events.len()).rev().map(move |j| {
             let len = self.events[j]
                 .start_seq
                 .saturating_sub(self.events[j - 1].start_seq) as f64;
-            out.push((len, self.events[j - 1].df));
+            (len, self.events[j - 1].df)
+        });
+        let synthetic = if self.events.is_empty() {
+            None
+        } else {
+            self.synthetic
+        };
+        between.chain(synthetic)
+    }
+
+    /// The closed intervals in a stack buffer (no allocation on the per-packet path).
+    fn closed_buf(&self) -> ([(f64, f64); MAX_N + 3], usize) {
+        let mut buf = [(0.0, 0.0); MAX_N + 3];
+        let mut k = 0;
+        for (slot, c) in buf.iter_mut().zip(self.closed_iter()) {
+            *slot = c;
+            k += 1;
         }
-        if let (Some(s), false) = (self.synthetic, self.events.is_empty()) {
-            out.push(s);
-        }
-        out
+        (buf, k)
     }
 
     /// §5.5: recompute DF from I_0 for highest sequence number `s_c`:
@@ -540,9 +556,11 @@ impl LossHistory {
             self.df = 1.0;
             return;
         };
-        let (Some(i0), closed) = (self.open_interval(s_c), self.closed_intervals()) else {
+        let Some(i0) = self.open_interval(s_c) else {
             return;
         };
+        let (buf, k) = self.closed_buf();
+        let closed = &buf[..k];
         let n = self.cfg.n.clamp(1, MAX_N);
         let (mut i_tot, mut w_tot) = (0.0, 0.0);
         for (i, &(len, df_i)) in closed.iter().enumerate().take(n) {
@@ -573,7 +591,8 @@ impl LossHistory {
             Discounting::Off => 1.0,
             Discounting::On { .. } => self.df,
         };
-        average_interval(i0, &self.closed_intervals(), df, &self.cfg)
+        let (buf, k) = self.closed_buf();
+        average_interval(i0, &buf[..k], df, &self.cfg)
     }
 
     /// The loss event rate p = 1/I_mean (§5.4), 0 before any loss, at most 1.
