@@ -38,6 +38,9 @@ pub struct Path {
     pub bandwidth: Option<f64>,
     /// Data losses.
     pub loss: Loss,
+    /// DropTail queue limit of the forward link in packets, with NS-2's rule: an arrival is
+    /// dropped when (waiting packets + 1) >= limit (`None`: unlimited).
+    pub queue_limit: Option<usize>,
 }
 
 /// A sender and a receiver joined by a [`Path`].
@@ -50,14 +53,18 @@ pub struct Pair {
     fwd: VecDeque<(Time, DataHeader)>,
     rev: VecDeque<(Time, Feedback)>,
     link_free: Time,
+    /// End times of transmissions scheduled on the forward link.
+    tx_ends: VecDeque<Time>,
     rev_free: Time,
     put_on_path: u64,
     /// (send time, header) of every data packet the sender emitted.
     pub sent: Vec<(Time, DataHeader)>,
     /// (send time, feedback) of every feedback packet the receiver emitted.
     pub feedback: Vec<(Time, Feedback)>,
-    /// Data packets dropped by the path.
+    /// Data packets dropped by the path's loss pattern.
     pub dropped: u64,
+    /// Data packets dropped by the forward queue.
+    pub queue_drops: u64,
     /// On equal times, run the sender's due timers before delivering packets (default: after).
     pub timers_first: bool,
 }
@@ -82,11 +89,13 @@ impl Pair {
             fwd: VecDeque::new(),
             rev: VecDeque::new(),
             link_free: Time::ZERO,
+            tx_ends: VecDeque::new(),
             rev_free: Time::ZERO,
             put_on_path: 0,
             sent: Vec::new(),
             feedback: Vec::new(),
             dropped: 0,
+            queue_drops: 0,
             timers_first: false,
         }
     }
@@ -107,9 +116,20 @@ impl Pair {
             self.sent.push((now, h));
             let index = self.put_on_path;
             self.put_on_path += 1;
+            if let Some(limit) = self.path.queue_limit {
+                while self.tx_ends.front().is_some_and(|&e| e <= now) {
+                    self.tx_ends.pop_front();
+                }
+                let waiting = self.tx_ends.len().saturating_sub(1);
+                if waiting + 1 >= limit {
+                    self.queue_drops += 1;
+                    continue;
+                }
+            }
             let start = now.max(self.link_free);
             let tx = self.serialisation(self.profile.data_wire_len());
             self.link_free = start + tx;
+            self.tx_ends.push_back(self.link_free);
             if self.drops(&h, index) {
                 self.dropped += 1;
                 continue;
