@@ -2,8 +2,12 @@
 //!
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
+pub mod tcp;
+pub mod tcp_sink;
 pub mod udp;
 
+pub use tcp::{TcpConfig, TcpSender, TcpVariant};
+pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use udp::{CbrConfig, CbrSource, NullSink};
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
@@ -17,6 +21,11 @@ pub enum AnyAgent {
     Cbr(CbrSource),
     /// NS-2 `Agent/Null`: absorbs packets.
     Null(NullSink),
+    /// NS-2's one-way TCP sender (`Agent/TCP`, `/Reno`, `/Newreno`) with an FTP source
+    /// (boxed: it is several times larger than the other agents).
+    TcpSender(Box<TcpSender>),
+    /// NS-2 `Agent/TCPSink` (or `Agent/TCPSink/DelAck`).
+    TcpSink(TcpSink),
 }
 
 impl From<CbrSource> for AnyAgent {
@@ -31,11 +40,25 @@ impl From<NullSink> for AnyAgent {
     }
 }
 
+impl From<TcpSender> for AnyAgent {
+    fn from(a: TcpSender) -> Self {
+        AnyAgent::TcpSender(Box::new(a))
+    }
+}
+
+impl From<TcpSink> for AnyAgent {
+    fn from(a: TcpSink) -> Self {
+        AnyAgent::TcpSink(a)
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $a:ident => $e:expr) => {
         match $self {
             AnyAgent::Cbr($a) => $e,
             AnyAgent::Null($a) => $e,
+            AnyAgent::TcpSender($a) => $e,
+            AnyAgent::TcpSink($a) => $e,
         }
     };
 }

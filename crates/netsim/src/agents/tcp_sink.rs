@@ -1,0 +1,418 @@
+//! NS-2.35's `Agent/TCPSink` (one cumulative ACK per packet) and `Agent/TCPSink/DelAck`
+//! (delayed ACKs), the receivers of the one-way TCP family.
+//!
+//! The ACK number is the highest in-order sequence received (`next_ - 1`, -1 before packet 0).
+//! ACKs are `packetSize_` (40) bytes, carry the arrival time as their timestamp and echo the
+//! timestamp of the latest in-order data (`ts_echo_bugfix_`). The delayed-ACK sink holds the ACK
+//! of an in-order packet for up to `interval_`, and ACKs at once a second packet, a packet that
+//! fills a gap (`RFC2581_immediate_ack_`) or the SYN (`SYN_immediate_ack_`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::agent::{Agent, AgentCtx};
+use crate::packet::{Header, Packet, PacketKind, TcpHeader};
+use crate::Time;
+
+/// Parameters of a TCP sink, named after NS-2's bound variables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpSinkConfig {
+    /// `packetSize_`: ACK size on the wire, bytes.
+    pub ack_size: u32,
+    /// `None`: `Agent/TCPSink`, one ACK per packet. `Some(interval_)`: `Agent/TCPSink/DelAck`
+    /// (NS-2's `interval_` default is 100 ms).
+    pub delayed_ack: Option<Duration>,
+    /// `RFC2581_immediate_ack_`: do not delay the ACK of a packet that fills a gap.
+    pub rfc2581_immediate_ack: bool,
+    /// `SYN_immediate_ack_`: do not delay the ACK of packet 0.
+    pub syn_immediate_ack: bool,
+}
+
+impl TcpSinkConfig {
+    /// NS-2's `Agent/TCPSink`.
+    pub fn ns2() -> Self {
+        TcpSinkConfig {
+            ack_size: 40,
+            delayed_ack: None,
+            rfc2581_immediate_ack: true,
+            syn_immediate_ack: true,
+        }
+    }
+
+    /// NS-2's `Agent/TCPSink/DelAck` (`interval_` 100 ms).
+    pub fn ns2_delack() -> Self {
+        TcpSinkConfig {
+            delayed_ack: Some(Duration::from_millis(100)),
+            ..TcpSinkConfig::ns2()
+        }
+    }
+}
+
+impl Default for TcpSinkConfig {
+    fn default() -> Self {
+        TcpSinkConfig::ns2()
+    }
+}
+
+/// What the sink has received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpSinkStats {
+    /// Packets received, duplicates included.
+    pub packets: u64,
+    /// Packets received that were already held (retransmitted copies).
+    pub duplicates: u64,
+    /// Wire bytes released in order (NS-2's `bytes_`, headers included).
+    pub bytes_in_order: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+}
+
+/// NS-2's TCP sink. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct TcpSink {
+    cfg: TcpSinkConfig,
+    /// Next sequence expected in order (`next_`).
+    next: i64,
+    /// Highest sequence seen (`maxseen_`).
+    maxseen: i64,
+    /// Out-of-order packets held above `next`, with their sizes.
+    held: BTreeMap<i64, u32>,
+    /// Timestamp to echo (`ts_to_echo_`).
+    ts_to_echo: Time,
+    /// Last ACK number sent (`last_ack_sent_`).
+    last_ack_sent: i64,
+    /// Delayed-ACK deadline, while an ACK is held.
+    delack_timer: Option<Time>,
+    stats: TcpSinkStats,
+}
+
+impl TcpSink {
+    /// A sink with configuration `cfg`.
+    pub fn new(cfg: TcpSinkConfig) -> Self {
+        TcpSink {
+            cfg,
+            next: 0,
+            maxseen: 0,
+            held: BTreeMap::new(),
+            ts_to_echo: Time::ZERO,
+            last_ack_sent: 0,
+            delack_timer: None,
+            stats: TcpSinkStats::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TcpSinkConfig {
+        &self.cfg
+    }
+
+    /// The cumulative ACK number: highest in-order sequence received (`Seqno()`).
+    pub fn ack_number(&self) -> i64 {
+        self.next - 1
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TcpSinkStats {
+        self.stats
+    }
+
+    /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point.
+    fn update_ts(&mut self, seqno: i64, ts: Time) {
+        if ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1 {
+            self.ts_to_echo = ts;
+        }
+    }
+
+    /// `Acker::update()`: record `seq`, advance the in-order point, count duplicates.
+    fn update(&mut self, seq: i64, bytes: u32) {
+        let newly_highest = seq > self.maxseen;
+        if newly_highest {
+            self.maxseen = seq;
+        }
+        if seq < self.next {
+            self.stats.duplicates += 1;
+            return;
+        }
+        if !newly_highest && self.held.contains_key(&seq) {
+            self.stats.duplicates += 1;
+        }
+        self.held.insert(seq, bytes);
+        while let Some(b) = self.held.remove(&self.next) {
+            self.stats.bytes_in_order += u64::from(b);
+            self.next += 1;
+        }
+    }
+
+    /// `TcpSink::ack()`: send the cumulative ACK.
+    fn ack(&mut self, ctx: &mut AgentCtx<'_>) {
+        let seqno = self.ack_number();
+        let hdr = TcpHeader {
+            seqno,
+            ts: ctx.now(),
+            ts_echo: self.ts_to_echo,
+            syn: false,
+        };
+        let pkt = ctx.packet(
+            PacketKind::Ack,
+            self.cfg.ack_size,
+            0,
+            seqno,
+            Header::Tcp(hdr),
+        );
+        ctx.send(pkt);
+        self.last_ack_sent = seqno;
+        self.stats.acks_sent += 1;
+    }
+}
+
+impl Agent for TcpSink {
+    fn on_start(&mut self, _ctx: &mut AgentCtx<'_>) {}
+
+    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+        let hdr = match (&pkt.kind, &pkt.header) {
+            (PacketKind::Tcp, Header::Tcp(h)) => *h,
+            _ => return,
+        };
+        self.stats.packets += 1;
+        self.update_ts(hdr.seqno, hdr.ts);
+        self.update(hdr.seqno, pkt.size);
+        if let Some(interval) = self.cfg.delayed_ack {
+            // DelAckSink::recv(): hold the ACK of an in-order packet if no ACK is held yet.
+            if self.delack_timer.is_none() && hdr.seqno == self.ack_number() {
+                let fills_gap = self.cfg.rfc2581_immediate_ack && hdr.seqno < self.maxseen;
+                let syn = self.cfg.syn_immediate_ack && hdr.seqno == 0;
+                if !fills_gap && !syn {
+                    self.delack_timer = Some(ctx.now() + interval);
+                    return;
+                }
+            }
+            self.delack_timer = None;
+        }
+        self.ack(ctx);
+    }
+
+    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+        if self.delack_timer.is_some_and(|t| t <= ctx.now()) {
+            self.delack_timer = None;
+            self.ack(ctx);
+        }
+    }
+
+    fn next_wake(&self) -> Option<Time> {
+        self.delack_timer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Direction;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    struct H {
+        sink: TcpSink,
+        rng: ChaCha8Rng,
+        now: Time,
+    }
+
+    impl H {
+        fn new(cfg: TcpSinkConfig) -> Self {
+            H {
+                sink: TcpSink::new(cfg),
+                rng: ChaCha8Rng::seed_from_u64(1),
+                now: Time::ZERO,
+            }
+        }
+
+        fn ctx_call(&mut self, f: impl FnOnce(&mut TcpSink, &mut AgentCtx<'_>)) -> Vec<Packet> {
+            let mut out = Vec::new();
+            let mut ctx = AgentCtx::new(
+                self.now,
+                1,
+                Direction::Reverse,
+                1,
+                0,
+                &mut self.rng,
+                &mut out,
+            );
+            f(&mut self.sink, &mut ctx);
+            out
+        }
+
+        /// Deliver data packet `seq` at `ms`; return the ACK numbers sent.
+        fn data(&mut self, seq: i64, ms: u64) -> Vec<i64> {
+            self.now = Time::from_nanos(ms * 1_000_000);
+            let pkt = Packet {
+                uid: 0,
+                flow: 1,
+                dir: Direction::Forward,
+                src: 0,
+                dst: 1,
+                kind: PacketKind::Tcp,
+                size: if seq == 0 { 40 } else { 1040 },
+                payload: if seq == 0 { 0 } else { 1000 },
+                seq,
+                sent_at: Time::ZERO,
+                ttl: 32,
+                initial_ttl: 32,
+                ect: false,
+                ce: false,
+                protected: false,
+                exposed: false,
+                header: Header::Tcp(TcpHeader {
+                    seqno: seq,
+                    ts: self.now,
+                    ts_echo: Time::ZERO,
+                    syn: seq == 0,
+                }),
+            };
+            let out = self.ctx_call(|s, c| s.on_packet(pkt, c));
+            for p in &out {
+                assert_eq!(p.kind, PacketKind::Ack);
+                assert_eq!(p.size, 40);
+                assert_eq!(p.dir, Direction::Reverse);
+            }
+            out.iter().map(|p| p.seq).collect()
+        }
+
+        fn wake_at(&mut self, ms: u64) -> Vec<i64> {
+            self.now = Time::from_nanos(ms * 1_000_000);
+            self.ctx_call(|s, c| s.on_wake(c))
+                .iter()
+                .map(|p| p.seq)
+                .collect()
+        }
+    }
+
+    #[test]
+    fn one_cumulative_ack_per_packet() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        assert_eq!(h.data(0, 1), vec![0]);
+        assert_eq!(h.data(1, 2), vec![1]);
+        assert_eq!(h.data(2, 3), vec![2]);
+        assert_eq!(h.sink.stats().bytes_in_order, 40 + 2 * 1040);
+    }
+
+    #[test]
+    fn gap_gives_duplicate_acks_then_jump() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        h.data(0, 1);
+        h.data(1, 2);
+        // 2 lost
+        assert_eq!(h.data(3, 3), vec![1]);
+        assert_eq!(h.data(4, 4), vec![1]);
+        assert_eq!(
+            h.data(2, 5),
+            vec![4],
+            "the hole filled: ACK jumps over held packets"
+        );
+        // A retransmitted copy of 3 is a duplicate and re-ACKs 4.
+        assert_eq!(h.data(3, 6), vec![4]);
+        assert_eq!(h.sink.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn lost_first_packet_acks_minus_one() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        assert_eq!(h.data(1, 1), vec![-1]);
+        assert_eq!(h.data(0, 2), vec![1]);
+    }
+
+    #[test]
+    fn duplicate_of_held_packet_counted_once() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        h.data(0, 1);
+        h.data(2, 2);
+        h.data(2, 3);
+        assert_eq!(h.sink.stats().duplicates, 1);
+        assert_eq!(h.sink.ack_number(), 0);
+    }
+
+    #[test]
+    fn ack_echoes_in_order_timestamp() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        h.data(0, 10);
+        h.data(1, 20);
+        let echo_of = |h: &mut H, seq: i64, ms: u64| -> Option<Time> {
+            h.now = Time::from_nanos(ms * 1_000_000);
+            let mut p = ack_like_data(seq, h.now);
+            p.header = Header::Tcp(TcpHeader {
+                seqno: seq,
+                ts: h.now,
+                ts_echo: Time::ZERO,
+                syn: false,
+            });
+            let out = h.ctx_call(|s, c| s.on_packet(p, c));
+            match out.first().map(|a| &a.header) {
+                Some(Header::Tcp(t)) => Some(t.ts_echo),
+                _ => None,
+            }
+        };
+        // In order: echo its own timestamp.
+        assert_eq!(echo_of(&mut h, 2, 30), Some(Time::from_nanos(30_000_000)));
+        // Beyond a gap (3 missing): keep echoing the last in-order one.
+        assert_eq!(echo_of(&mut h, 4, 40), Some(Time::from_nanos(30_000_000)));
+    }
+
+    fn ack_like_data(seq: i64, now: Time) -> Packet {
+        Packet {
+            uid: 0,
+            flow: 1,
+            dir: Direction::Forward,
+            src: 0,
+            dst: 1,
+            kind: PacketKind::Tcp,
+            size: 1040,
+            payload: 1000,
+            seq,
+            sent_at: now,
+            ttl: 32,
+            initial_ttl: 32,
+            ect: false,
+            ce: false,
+            protected: false,
+            exposed: false,
+            header: Header::None,
+        }
+    }
+
+    #[test]
+    fn delayed_ack_every_second_packet_or_interval() {
+        let mut h = H::new(TcpSinkConfig::ns2_delack());
+        assert_eq!(h.data(0, 0), vec![0], "SYN acked at once");
+        assert_eq!(h.data(1, 10), Vec::<i64>::new(), "held");
+        assert_eq!(h.sink.next_wake(), Some(Time::from_nanos(110_000_000)));
+        assert_eq!(h.data(2, 20), vec![2], "second packet: ACK now");
+        assert_eq!(h.sink.next_wake(), None);
+        assert!(h.data(3, 30).is_empty());
+        assert!(
+            h.wake_at(100).is_empty(),
+            "spurious wake before the interval"
+        );
+        assert_eq!(h.wake_at(130), vec![3], "interval expired");
+        assert_eq!(h.sink.next_wake(), None);
+    }
+
+    #[test]
+    fn delayed_ack_immediate_for_gaps() {
+        let mut h = H::new(TcpSinkConfig::ns2_delack());
+        h.data(0, 0);
+        h.data(1, 1);
+        h.data(2, 2); // acked (second)
+                      // Out of order: ACK at once (not in sequence).
+        assert_eq!(h.data(4, 3), vec![2]);
+        // The gap filled: in order, below maxseen: ACK at once.
+        assert_eq!(h.data(3, 4), vec![4]);
+    }
+
+    #[test]
+    fn non_tcp_is_ignored() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        let p = ack_like_data(0, Time::ZERO);
+        assert!(h.ctx_call(|s, c| s.on_packet(p, c)).is_empty());
+        assert_eq!(h.sink.stats().packets, 0);
+    }
+}
