@@ -1,0 +1,897 @@
+//! The sending end: a thread that owns the socket and a `tfrc::Sender`, paces data at the
+//! core's send times, processes feedback, and closes the session.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rand::rngs::OsRng;
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use tfrc::wire;
+use tfrc::{Profile, Time};
+use tfrc_protect::{Channel, Opener, Sealer};
+
+use crate::frame::{self, FrameError, Hello, Kind};
+use crate::stats::{Drops, FlowSummary, ReceiverReport};
+use crate::sys;
+
+/// Where the data comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The application calls [`Sender::send`]; each message is one packet.
+    Messages,
+    /// The transport generates full-size packets (a bulk source, or CBR with a rate limit).
+    Generated,
+}
+
+/// How a sender is set up.
+pub struct SenderOptions {
+    /// The TFRC profile (its segment size s is the largest message).
+    pub profile: Profile,
+    /// Protected mode (E6): RSA-OAEP key exchange and sealed packets.
+    pub protect: bool,
+    /// The data source.
+    pub source: Source,
+    /// The application's own rate, bytes/s: data become ready at most this fast (a CBR
+    /// source), so TFRC sends at min(X, limit).
+    pub rate_limit: Option<f64>,
+    /// Stop sending after this long (counted from the end of the handshake).
+    pub duration: Option<Duration>,
+    /// A lower bound on the nofeedback interval. RFC 5348 §4.3 has none: its
+    /// max(4R, 2s/X) is a fraction of a millisecond on a LAN and fires between feedbacks
+    /// (`shared/spec/tfrc-reference.md` C6). `Some` departs from the RFC, as Linux CCID-3's
+    /// 100 ms bound did.
+    pub nofeedback_min: Option<Duration>,
+    /// The last part of every wait is a busy loop this long, for sub-microsecond send times.
+    pub spin: Duration,
+    /// Messages the application may queue before [`Sender::send`] blocks.
+    pub queue: usize,
+    /// Give up the handshake after this long.
+    pub connect_timeout: Duration,
+    /// Give up waiting for the FIN_ACK after this long.
+    pub fin_timeout: Duration,
+    /// Local address to bind (default: the unspecified address of the destination's family).
+    pub bind: Option<SocketAddr>,
+    /// Socket send and receive buffer size in bytes.
+    pub socket_buffer: usize,
+    /// Write one JSON line of sender state per feedback here.
+    pub feedback_log: Option<Box<dyn Write + Send>>,
+}
+
+impl Default for SenderOptions {
+    fn default() -> Self {
+        SenderOptions {
+            profile: Profile::rfc5348(),
+            protect: false,
+            source: Source::Messages,
+            rate_limit: None,
+            duration: None,
+            nofeedback_min: None,
+            spin: Duration::from_micros(50),
+            queue: 256,
+            connect_timeout: Duration::from_secs(10),
+            fin_timeout: Duration::from_secs(3),
+            bind: None,
+            socket_buffer: 4 << 20,
+            feedback_log: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for SenderOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SenderOptions")
+            .field("profile", &self.profile.kind)
+            .field("protect", &self.protect)
+            .field("source", &self.source)
+            .field("rate_limit", &self.rate_limit)
+            .field("duration", &self.duration)
+            .field("nofeedback_min", &self.nofeedback_min)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The sender's state, for live status and the final report. Rates in bits/s.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SenderStats {
+    /// Seconds since the handshake completed.
+    pub elapsed_s: f64,
+    /// Allowed rate X.
+    pub x_bps: f64,
+    /// Pacing rate X_inst (§4.5).
+    pub x_inst_bps: f64,
+    /// Equation rate X_Bps.
+    pub x_calc_bps: f64,
+    /// X_recv of the last feedback.
+    pub x_recv_bps: f64,
+    /// Loss event rate p of the last feedback.
+    pub p: f64,
+    /// Smoothed RTT R.
+    pub rtt_s: Option<f64>,
+    /// t_RTO.
+    pub t_rto_s: f64,
+    /// In the initial slow start.
+    pub slow_start: bool,
+    /// Data packets sent.
+    pub packets_sent: u64,
+    /// Their payload bytes.
+    pub payload_bytes_sent: u64,
+    /// Feedback packets accepted.
+    pub feedbacks: u64,
+    /// Nofeedback timer expiries.
+    pub nofeedback_expiries: u64,
+    /// Hop count of the last feedback (E5).
+    pub hops: Option<u8>,
+    /// TTL of the last data packet.
+    pub ttl: u8,
+    /// ICMP time-exceeded notices for our data (given to the core, E5).
+    pub icmp_time_exceeded: u64,
+    /// Other ICMP errors (for example port unreachable: no receiver).
+    pub icmp_other: u64,
+    /// Datagrams the kernel refused to send (buffer full); the core counted them as sent.
+    pub send_errors: u64,
+    /// Datagrams dropped on input, by cause.
+    pub drops: Drops,
+    /// Messages waiting in the application queue.
+    pub queued: usize,
+}
+
+/// What a finished sender reports.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SenderReport {
+    /// The sender's final state.
+    pub sender: SenderStats,
+    /// The receiver's report from the FIN_ACK (`None` if it never came).
+    pub receiver: Option<ReceiverReport>,
+    /// The flow summary (`None` without the receiver's report).
+    pub flow: Option<FlowSummary>,
+}
+
+/// Why a message was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// Longer than the segment size.
+    TooLong {
+        /// The message length.
+        len: usize,
+        /// The segment size.
+        max: usize,
+    },
+    /// The sender has stopped (duration over, error, or closed).
+    Closed,
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::TooLong { len, max } => {
+                write!(f, "message of {len} bytes exceeds the segment size {max}")
+            }
+            SendError::Closed => f.write_str("the sender has stopped"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+struct Queue {
+    msgs: VecDeque<Vec<u8>>,
+    closed: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    room: Condvar,
+    stats: Mutex<SenderStats>,
+    stop: AtomicBool,
+    done: AtomicBool,
+    wake: sys::EventFd,
+}
+
+/// A TFRC sender running on its own thread.
+pub struct Sender {
+    shared: Arc<Shared>,
+    max_msg: usize,
+    queue_cap: usize,
+    thread: Option<JoinHandle<io::Result<SenderReport>>>,
+}
+
+impl Sender {
+    /// Open a session to `to`: bind, handshake (and key exchange when protected), then start
+    /// sending. Returns once the receiver has answered, or an error after
+    /// `connect_timeout`.
+    pub fn connect(to: SocketAddr, opts: SenderOptions) -> io::Result<Sender> {
+        opts.profile
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let s = opts.profile.sender.segment_size as usize;
+        if s > crate::MAX_SEGMENT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("segment size {s} exceeds {}", crate::MAX_SEGMENT),
+            ));
+        }
+        let bind = opts.bind.unwrap_or_else(|| {
+            if to.is_ipv4() {
+                "0.0.0.0:0".parse().expect("literal")
+            } else {
+                "[::]:0".parse().expect("literal")
+            }
+        });
+        let sock = UdpSocket::bind(bind)?;
+        sock.set_nonblocking(true)?;
+        sys::set_buffers(&sock, opts.socket_buffer);
+        let _ = sys::enable_recv_err(&sock);
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                msgs: VecDeque::new(),
+                closed: false,
+            }),
+            room: Condvar::new(),
+            stats: Mutex::new(SenderStats::default()),
+            stop: AtomicBool::new(false),
+            done: AtomicBool::new(false),
+            wake: sys::EventFd::new()?,
+        });
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let sh = shared.clone();
+        let queue_cap = opts.queue.max(1);
+        let thread = std::thread::Builder::new()
+            .name("tfrc-udp-send".into())
+            .spawn(move || {
+                let r = run(sock, to, opts, &sh, ready_tx);
+                sh.done.store(true, Ordering::SeqCst);
+                sh.room.notify_all();
+                r
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Sender {
+                shared,
+                max_msg: s,
+                queue_cap,
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => match thread.join() {
+                Ok(Err(e)) => Err(e),
+                _ => Err(io::Error::other("sender thread ended during the handshake")),
+            },
+        }
+    }
+
+    /// Queue one message (at most the segment size); blocks while the queue is full.
+    pub fn send(&self, msg: Vec<u8>) -> Result<(), SendError> {
+        if msg.len() > self.max_msg {
+            return Err(SendError::TooLong {
+                len: msg.len(),
+                max: self.max_msg,
+            });
+        }
+        let mut q = self.shared.queue.lock().map_err(|_| SendError::Closed)?;
+        loop {
+            if q.closed || self.shared.done.load(Ordering::SeqCst) {
+                return Err(SendError::Closed);
+            }
+            if q.msgs.len() < self.queue_cap {
+                break;
+            }
+            q = self
+                .shared
+                .room
+                .wait_timeout(q, Duration::from_millis(50))
+                .map_err(|_| SendError::Closed)?
+                .0;
+        }
+        let was_empty = q.msgs.is_empty();
+        q.msgs.push_back(msg);
+        drop(q);
+        if was_empty {
+            self.shared.wake.notify();
+        }
+        Ok(())
+    }
+
+    /// The largest message [`send`](Self::send) accepts.
+    pub fn max_message(&self) -> usize {
+        self.max_msg
+    }
+
+    /// A snapshot of the sender's state (refreshed at every feedback and every 20 ms).
+    pub fn stats(&self) -> SenderStats {
+        self.shared
+            .stats
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default()
+    }
+
+    /// The sender has stopped sending (duration over, closed, or an error).
+    pub fn is_finished(&self) -> bool {
+        self.shared.done.load(Ordering::SeqCst)
+    }
+
+    /// No more messages: send what is queued, close the session, and return the report.
+    pub fn close(mut self) -> io::Result<SenderReport> {
+        if let Ok(mut q) = self.shared.queue.lock() {
+            q.closed = true;
+        }
+        self.shared.wake.notify();
+        self.join()
+    }
+
+    /// Stop now, dropping queued messages, and close the session.
+    pub fn abort(mut self) -> io::Result<SenderReport> {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.wake.notify();
+        self.join()
+    }
+
+    fn join(&mut self) -> io::Result<SenderReport> {
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .map_err(|_| io::Error::other("sender thread panicked"))?,
+            None => Err(io::Error::other("sender already joined")),
+        }
+    }
+}
+
+impl Drop for Sender {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.shared.stop.store(true, Ordering::SeqCst);
+            self.shared.wake.notify();
+            let _ = self.join();
+        }
+    }
+}
+
+/// The sender thread's state.
+struct Io {
+    sock: UdpSocket,
+    to: SocketAddr,
+    session: u64,
+    sealer: Option<Sealer>,
+    opener: Option<Opener>,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    stats: SenderStats,
+}
+
+impl Io {
+    fn send_raw(&mut self, d: &[u8], ttl: Option<u8>) {
+        if sys::send_to(&self.sock, d, &self.to, ttl).is_err() {
+            self.stats.send_errors += 1;
+        }
+    }
+
+    /// Build `frame | clear | sealed(secret)` (or `frame | clear | secret` unprotected) in
+    /// `self.out`.
+    fn build(&mut self, kind: Kind, clear: &[u8], secret: &[u8]) -> bool {
+        self.out.clear();
+        self.out
+            .extend_from_slice(&frame::header(kind, self.session));
+        self.out.extend_from_slice(clear);
+        match self.sealer.as_mut() {
+            Some(s) => {
+                let aad = self.out.clone();
+                s.seal_into(&aad, secret, &mut self.out).is_ok()
+            }
+            None => {
+                self.out.extend_from_slice(secret);
+                true
+            }
+        }
+    }
+}
+
+enum Input {
+    Feedback(tfrc::Feedback),
+    FinAck(ReceiverReport),
+    Other,
+}
+
+/// Read and check one datagram from the receiver.
+fn read_one(io: &mut Io, now: Time) -> io::Result<Option<Input>> {
+    let m = match sys::recv_from(&io.sock, &mut io.buf) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+        // ICMP errors (port unreachable) come back through recvmsg on Linux; they are read
+        // from the error queue separately.
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Some(Input::Other)),
+        Err(_) => return Ok(Some(Input::Other)),
+    };
+    if m.truncated {
+        io.stats.drops.truncated += 1;
+        return Ok(Some(Input::Other));
+    }
+    if m.from != Some(io.to) {
+        io.stats.drops.spoofed += 1;
+        return Ok(Some(Input::Other));
+    }
+    let d = &io.buf[..m.len.min(io.buf.len())];
+    let f = match frame::parse(d) {
+        Ok(f) => f,
+        Err(FrameError::Truncated) => {
+            io.stats.drops.truncated += 1;
+            return Ok(Some(Input::Other));
+        }
+        Err(_) => {
+            io.stats.drops.malformed += 1;
+            return Ok(Some(Input::Other));
+        }
+    };
+    if f.session != io.session {
+        io.stats.drops.spoofed += 1;
+        return Ok(Some(Input::Other));
+    }
+    let _ = now;
+    match f.kind {
+        Kind::Feedback => {
+            let clear_end = frame::HEADER_LEN + wire::FEEDBACK_LEN;
+            if d.len() < clear_end {
+                io.stats.drops.truncated += 1;
+                return Ok(Some(Input::Other));
+            }
+            if let Some(o) = io.opener.as_mut() {
+                if let Err(e) = o.open(&d[..clear_end], &d[clear_end..]) {
+                    io.stats.drops.count_open(e);
+                    return Ok(Some(Input::Other));
+                }
+            } else if d.len() != clear_end {
+                io.stats.drops.malformed += 1;
+                return Ok(Some(Input::Other));
+            }
+            match wire::decode_feedback(&d[frame::HEADER_LEN..clear_end]) {
+                Ok(fb) => Ok(Some(Input::Feedback(fb))),
+                Err(_) => {
+                    io.stats.drops.malformed += 1;
+                    Ok(Some(Input::Other))
+                }
+            }
+        }
+        Kind::FinAck => {
+            let json = match io.opener.as_mut() {
+                Some(o) => match o.open(f.header, f.body) {
+                    Ok(p) => p.payload,
+                    Err(e) => {
+                        io.stats.drops.count_open(e);
+                        return Ok(Some(Input::Other));
+                    }
+                },
+                None => f.body.to_vec(),
+            };
+            if json.len() > frame::MAX_REPORT {
+                io.stats.drops.malformed += 1;
+                return Ok(Some(Input::Other));
+            }
+            match serde_json::from_slice::<ReceiverReport>(&json) {
+                Ok(r) => Ok(Some(Input::FinAck(r))),
+                Err(_) => {
+                    io.stats.drops.malformed += 1;
+                    Ok(Some(Input::Other))
+                }
+            }
+        }
+        // Late handshake answers (retransmissions) are harmless.
+        Kind::HelloAck | Kind::KeyAck => Ok(Some(Input::Other)),
+        _ => {
+            io.stats.drops.unexpected += 1;
+            Ok(Some(Input::Other))
+        }
+    }
+}
+
+/// The handshake: HELLO until HELLO_ACK, then (protected) KEY until KEY_ACK.
+fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<()> {
+    let start = crate::now();
+    let deadline = start + opts.connect_timeout;
+    let hello = Hello {
+        protected: opts.protect,
+        profile: opts.profile.kind,
+        segment_size: opts.profile.sender.segment_size,
+        host_id: crate::host_id(),
+    };
+    let mut hello_d = frame::header(Kind::Hello, io.session).to_vec();
+    hello_d.extend_from_slice(&frame::encode_hello(&hello));
+    let retry = Duration::from_millis(200);
+    let mut key_d: Option<Vec<u8>> = None;
+    let mut next = start;
+    loop {
+        let now = crate::now();
+        if shared.stop.load(Ordering::SeqCst) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
+        }
+        if now >= deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "no answer from {} within {:.1} s",
+                    io.to,
+                    opts.connect_timeout.as_secs_f64()
+                ),
+            ));
+        }
+        if now >= next {
+            let d = key_d.clone().unwrap_or_else(|| hello_d.clone());
+            io.send_raw(&d, None);
+            next = now + retry;
+        }
+        // Read answers.
+        loop {
+            let m = match sys::recv_from(&io.sock, &mut io.buf) {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => continue,
+            };
+            if m.from != Some(io.to) || m.truncated {
+                io.stats.drops.spoofed += 1;
+                continue;
+            }
+            let d = io.buf[..m.len.min(io.buf.len())].to_vec();
+            let Ok(f) = frame::parse(&d) else {
+                io.stats.drops.malformed += 1;
+                continue;
+            };
+            if f.session != io.session {
+                io.stats.drops.spoofed += 1;
+                continue;
+            }
+            match (f.kind, key_d.is_some()) {
+                (Kind::HelloAck, false) => {
+                    let ack = match frame::decode_hello_ack(f.body) {
+                        Ok(a) => a,
+                        Err(_) => {
+                            io.stats.drops.malformed += 1;
+                            continue;
+                        }
+                    };
+                    if ack.protected != opts.protect {
+                        io.stats.drops.unexpected += 1;
+                        continue;
+                    }
+                    if !opts.protect {
+                        return Ok(());
+                    }
+                    let pk = tfrc_protect::decode_public_key(ack.public_key).map_err(|e| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("receiver's public key: {e}"),
+                        )
+                    })?;
+                    let w = tfrc_protect::wrap_session_key(&pk, &mut OsRng)
+                        .map_err(|e| io::Error::other(e.to_string()))?;
+                    io.sealer = Some(Sealer::new(&w.key, Channel::Data));
+                    io.opener = Some(Opener::new(&w.key, Channel::Feedback));
+                    let mut k = frame::header(Kind::Key, io.session).to_vec();
+                    k.extend_from_slice(&w.wrapped);
+                    io.send_raw(&k, None);
+                    key_d = Some(k);
+                    next = crate::now() + retry;
+                }
+                (Kind::KeyAck, true) => {
+                    let ok = io
+                        .opener
+                        .as_mut()
+                        .is_some_and(|o| o.open(f.header, f.body).is_ok());
+                    if ok {
+                        return Ok(());
+                    }
+                    io.stats.drops.tampered += 1;
+                }
+                _ => io.stats.drops.unexpected += 1,
+            }
+        }
+        let wake = next.min(deadline);
+        let _ = crate::wait_until(
+            wake,
+            &[io.sock.as_raw_fd(), shared.wake.fd()],
+            Duration::ZERO,
+        )?;
+        shared.wake.drain();
+    }
+}
+
+fn status_into(st: &mut SenderStats, core: &tfrc::Sender, start: Time, now: Time) {
+    let c = core.status();
+    st.elapsed_s = (now - start).as_secs_f64();
+    st.x_bps = c.x * 8.0;
+    st.x_inst_bps = c.x_inst * 8.0;
+    st.x_calc_bps = c.x_calc * 8.0;
+    st.x_recv_bps = c.x_recv * 8.0;
+    st.p = c.p;
+    st.rtt_s = c.rtt.map(|r| r.as_secs_f64());
+    st.t_rto_s = c.t_rto.as_secs_f64();
+    st.slow_start = c.slow_start;
+    st.packets_sent = c.packets_sent;
+    st.feedbacks = c.feedbacks;
+    st.nofeedback_expiries = c.nofeedback_expiries;
+    st.ttl = core.ttl();
+}
+
+#[derive(Serialize)]
+struct LogLine<'a> {
+    t_s: f64,
+    #[serde(flatten)]
+    stats: &'a SenderStats,
+}
+
+fn run(
+    sock: UdpSocket,
+    to: SocketAddr,
+    mut opts: SenderOptions,
+    shared: &Shared,
+    ready: mpsc::Sender<io::Result<()>>,
+) -> io::Result<SenderReport> {
+    sys::set_timer_slack(1_000);
+    let mut io = Io {
+        sock,
+        to,
+        session: OsRng.next_u64(),
+        sealer: None,
+        opener: None,
+        buf: vec![0u8; crate::RECV_BUF],
+        out: Vec::with_capacity(crate::RECV_BUF),
+        stats: SenderStats::default(),
+    };
+    if let Err(e) = handshake(&mut io, &opts, shared) {
+        let msg = e.to_string();
+        let _ = ready.send(Err(e));
+        return Err(io::Error::other(msg));
+    }
+    let _ = ready.send(Ok(()));
+
+    let mut core = tfrc::Sender::new(opts.profile.sender)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    let s = opts.profile.sender.segment_size as usize;
+    let generated: Vec<u8> = (0..s).map(|i| (i % 251) as u8).collect();
+    let start = crate::now();
+    let end = opts.duration.map(|d| start + d);
+    let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut next_admit = start;
+    let mut infinite = false;
+    let mut nfb_reset = start;
+    let mut last_expiries = 0u64;
+    let mut next_publish = start;
+    let mut finished_sending = false;
+    let mut log = opts.feedback_log.take();
+    let fds = [io.sock.as_raw_fd(), shared.wake.fd()];
+    let spin = opts.spin;
+    let mut ebuf = vec![0u8; 2048];
+
+    while !finished_sending {
+        let now = crate::now();
+        // 1. Feedback.
+        for _ in 0..256 {
+            match read_one(&mut io, now)? {
+                None => break,
+                Some(Input::Feedback(fb)) => {
+                    let now = crate::now();
+                    // A feedback must echo a time we sent at and a sequence number we used;
+                    // anything else is forged or corrupt.
+                    if fb.timestamp_echo < start
+                        || fb.timestamp_echo > now
+                        || fb.highest_seq >= core.status().packets_sent
+                    {
+                        io.stats.drops.unexpected += 1;
+                        continue;
+                    }
+                    core.on_feedback(now, &fb);
+                    nfb_reset = now;
+                    if fb.hops.is_some() {
+                        io.stats.hops = fb.hops;
+                    }
+                    status_into(&mut io.stats, &core, start, now);
+                    if let Some(w) = log.as_mut() {
+                        let line = LogLine {
+                            t_s: (now - start).as_secs_f64(),
+                            stats: &io.stats,
+                        };
+                        if let Ok(j) = serde_json::to_string(&line) {
+                            let _ = writeln!(w, "{j}");
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        // ICMP errors for our data: time exceeded feeds the core's TTL policy (E5).
+        while let Ok(Some(e)) = sys::recv_error(&io.sock, &mut ebuf) {
+            if e.icmp_type == 11 {
+                io.stats.icmp_time_exceeded += 1;
+                let n = e.len.min(ebuf.len());
+                if let Ok(f) = frame::parse(&ebuf[..n]) {
+                    let body_end = (frame::HEADER_LEN + wire::DATA_HEADER_LEN).min(n);
+                    if f.kind == Kind::Data && f.session == io.session {
+                        if let Ok((h, _)) = wire::decode_data(&ebuf[frame::HEADER_LEN..body_end]) {
+                            core.on_ttl_exceeded(now, h.initial_ttl);
+                        }
+                    }
+                }
+            } else {
+                io.stats.icmp_other += 1;
+            }
+        }
+        let now = crate::now();
+        // 2. Application data becomes ready.
+        let stopping = shared.stop.load(Ordering::SeqCst) || end.is_some_and(|e| now >= e);
+        let mut app_closed = false;
+        if !stopping {
+            match opts.source {
+                Source::Generated => match opts.rate_limit {
+                    None => {
+                        if !infinite {
+                            core.set_infinite_backlog(now);
+                            infinite = true;
+                        }
+                    }
+                    Some(r) => {
+                        let mut n = 0;
+                        while next_admit <= now && n < 1024 {
+                            n += 1;
+                            next_admit += Duration::from_secs_f64(s as f64 / r);
+                        }
+                        // After a stall, do not let a backlog of admissions build up.
+                        next_admit = next_admit.max(now - Duration::from_millis(100));
+                        core.push_packets(now, n);
+                    }
+                },
+                Source::Messages => {
+                    let mut q = shared
+                        .queue
+                        .lock()
+                        .map_err(|_| io::Error::other("queue poisoned"))?;
+                    let mut n = 0u64;
+                    while let Some(m) = q.msgs.front() {
+                        if let Some(r) = opts.rate_limit {
+                            if next_admit > now {
+                                break;
+                            }
+                            next_admit += Duration::from_secs_f64(m.len().max(1) as f64 / r);
+                            next_admit = next_admit.max(now - Duration::from_millis(100));
+                        }
+                        if let Some(m) = q.msgs.pop_front() {
+                            pending.push_back(m);
+                            n += 1;
+                        }
+                    }
+                    app_closed = q.closed && q.msgs.is_empty();
+                    io.stats.queued = q.msgs.len();
+                    drop(q);
+                    if n > 0 {
+                        shared.room.notify_all();
+                        core.push_packets(now, n);
+                    }
+                }
+            }
+        }
+        // 3. Timers. The core's nofeedback timer runs only past the optional floor.
+        let gate = opts.nofeedback_min.map(|m| nfb_reset + m);
+        if gate.map_or(true, |g| now >= g) {
+            core.on_timeout(now);
+        }
+        let exp = core.status().nofeedback_expiries;
+        if exp != last_expiries {
+            last_expiries = exp;
+            nfb_reset = now;
+        }
+        // 4. Transmit whatever the core allows now.
+        if !stopping {
+            while let Some(h) = core.poll_transmit(now) {
+                let payload = match opts.source {
+                    Source::Generated => None,
+                    Source::Messages => pending.pop_front(),
+                };
+                let body = payload.as_deref().unwrap_or(&generated);
+                let hdr = wire::encode_data(&h);
+                if io.build(Kind::Data, &hdr, body) {
+                    let d = std::mem::take(&mut io.out);
+                    io.send_raw(&d, Some(h.initial_ttl));
+                    io.out = d;
+                    io.stats.payload_bytes_sent += body.len() as u64;
+                }
+            }
+        }
+        if stopping || (opts.source == Source::Messages && app_closed && pending.is_empty()) {
+            finished_sending = true;
+        }
+        // 5. Publish.
+        let now = crate::now();
+        if now >= next_publish || finished_sending {
+            status_into(&mut io.stats, &core, start, now);
+            if let Ok(mut g) = shared.stats.lock() {
+                *g = io.stats.clone();
+            }
+            next_publish = now + Duration::from_millis(20);
+        }
+        if finished_sending {
+            break;
+        }
+        // 6. Sleep until the next send time, timer or input.
+        let mut wake = now + Duration::from_millis(20);
+        if let Some(t) = core.poll_timeout() {
+            if t > now {
+                wake = wake.min(t);
+            } else {
+                // Due but held back by the nofeedback floor: the core's next send time is
+                // hidden behind it, so wake one packet interval on (credits absorb the rest).
+                let x = core.status().x_inst.max(1.0);
+                let ipi = Duration::from_secs_f64((s as f64 / x).min(0.02));
+                wake = wake.min(now + ipi);
+                if let Some(g) = gate {
+                    wake = wake.min(g.max(now));
+                }
+            }
+        }
+        if opts.rate_limit.is_some() {
+            wake = wake.min(next_admit.max(now));
+        }
+        if let Some(e) = end {
+            wake = wake.min(e);
+        }
+        let r = crate::wait_until(wake, &fds, spin)?;
+        if r.second {
+            shared.wake.drain();
+        }
+    }
+
+    // Close: FIN until FIN_ACK.
+    core.stop();
+    let sent = io.stats.packets_sent;
+    let mut report = None;
+    let fin_start = crate::now();
+    let fin_end = fin_start + opts.fin_timeout;
+    let rtt = io.stats.rtt_s.unwrap_or(0.05);
+    let retry = Duration::from_secs_f64((2.0 * rtt).clamp(0.02, 0.25));
+    let mut next = fin_start;
+    while report.is_none() {
+        let now = crate::now();
+        if now >= fin_end {
+            break;
+        }
+        if now >= next {
+            if io.build(Kind::Fin, &sent.to_be_bytes(), &[]) {
+                let d = std::mem::take(&mut io.out);
+                io.send_raw(&d, None);
+                io.out = d;
+            }
+            next = now + retry;
+        }
+        while let Some(i) = read_one(&mut io, now)? {
+            if let Input::FinAck(r) = i {
+                report = Some(r);
+                break;
+            }
+        }
+        if report.is_none() {
+            crate::wait_until(next.min(fin_end), &fds, Duration::ZERO)?;
+            shared.wake.drain();
+        }
+    }
+    if let Some(w) = log.as_mut() {
+        let _ = w.flush();
+    }
+    let now = crate::now();
+    status_into(&mut io.stats, &core, start, now);
+    if let Ok(mut g) = shared.stats.lock() {
+        *g = io.stats.clone();
+    }
+    let flow = report
+        .as_ref()
+        .map(|r: &ReceiverReport| r.flow_summary("tfrc", sent));
+    Ok(SenderReport {
+        sender: io.stats,
+        receiver: report,
+        flow,
+    })
+}

@@ -1,0 +1,345 @@
+//! Counters and summaries: what was dropped and why, delay and jitter, and the per-flow summary
+//! with the metric names of `summary.json` (`shared/spec/variants.md`, Metrics).
+
+use serde::{Deserialize, Serialize};
+
+/// Bytes IPv4 and UDP add to a datagram; throughput counts packets as on the wire (IP size),
+/// as the simulator and NS-2 traces do.
+pub const IP_UDP_OVERHEAD: u64 = 28;
+
+/// Datagrams dropped before or by the core's input path, by cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drops {
+    /// Not a frame, or the frame's TFRC packet does not decode.
+    pub malformed: u64,
+    /// Shorter than its kind needs, or longer than the receive buffer.
+    pub truncated: u64,
+    /// A session id other than this session's, or this session's id from another address.
+    pub spoofed: u64,
+    /// A valid frame that makes no sense now (data before the handshake, a frame kind this
+    /// end never receives, a feedback that echoes a time never sent).
+    pub unexpected: u64,
+    /// A data sequence number already received.
+    pub duplicate: u64,
+    /// A data sequence number too far behind the newest to tell whether it is a duplicate.
+    pub stale: u64,
+    /// Protected mode: shorter than a sequence number and a tag.
+    pub auth_truncated: u64,
+    /// Protected mode: failed authentication (tampered, cut, or a wrong key).
+    pub tampered: u64,
+    /// Protected mode: a replayed AEAD sequence number.
+    pub replayed: u64,
+    /// Protected mode: behind the replay window.
+    pub too_old: u64,
+}
+
+impl Drops {
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        [
+            self.malformed,
+            self.truncated,
+            self.spoofed,
+            self.unexpected,
+            self.duplicate,
+            self.stale,
+            self.auth_truncated,
+            self.tampered,
+            self.replayed,
+            self.too_old,
+        ]
+        .iter()
+        .fold(0u64, |a, b| a.saturating_add(*b))
+    }
+
+    /// Count an opener's refusal.
+    pub(crate) fn count_open(&mut self, e: tfrc_protect::OpenError) {
+        let c = match e {
+            tfrc_protect::OpenError::Truncated => &mut self.auth_truncated,
+            tfrc_protect::OpenError::Tampered => &mut self.tampered,
+            tfrc_protect::OpenError::Replayed => &mut self.replayed,
+            tfrc_protect::OpenError::TooOld => &mut self.too_old,
+        };
+        *c = c.saturating_add(1);
+    }
+}
+
+/// Log-spaced histogram buckets per factor of ten (about 1.2% wide), over 1 µs … 1000 s.
+const PER_DECADE: f64 = 200.0;
+const DECADES: f64 = 9.0;
+const BUCKETS: usize = (PER_DECADE * DECADES) as usize + 1;
+const LOWEST: f64 = 1e-6;
+
+/// Streaming delay and jitter statistics over received data packets: constant memory whatever
+/// the number of packets.
+#[derive(Clone, Debug)]
+pub struct DelayStats {
+    one_way: bool,
+    n: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+    hist: Vec<u32>,
+    prev: Option<(f64, f64)>,
+    jitter_sum: f64,
+    jitter_n: u64,
+    rfc3550: f64,
+}
+
+impl DelayStats {
+    /// Empty statistics; `one_way` says whether sender timestamps and arrival times share a
+    /// clock, so that their difference is the one-way delay and not delay plus an offset.
+    pub fn new(one_way: bool) -> DelayStats {
+        DelayStats {
+            one_way,
+            n: 0,
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            hist: if one_way {
+                vec![0; BUCKETS]
+            } else {
+                Vec::new()
+            },
+            prev: None,
+            jitter_sum: 0.0,
+            jitter_n: 0,
+            rfc3550: 0.0,
+        }
+    }
+
+    /// A packet sent at `sent` (sender clock, seconds) arrived at `arrived` (receiver clock).
+    pub fn record(&mut self, sent: f64, arrived: f64) {
+        // With different clocks d carries an unknown constant offset; the jitter figures are
+        // differences of d and do not see it.
+        let d = arrived - sent;
+        if !d.is_finite() {
+            return;
+        }
+        self.n += 1;
+        self.sum += d;
+        self.min = self.min.min(d);
+        self.max = self.max.max(d);
+        if self.one_way {
+            let i = ((d.max(LOWEST) / LOWEST).log10() * PER_DECADE).floor();
+            let i = if i.is_finite() { i as usize } else { 0 };
+            if let Some(b) = self.hist.get_mut(i.min(BUCKETS - 1)) {
+                *b = b.saturating_add(1);
+            }
+        }
+        if let Some((ps, pa)) = self.prev {
+            let pd = pa - ps;
+            self.jitter_sum += (d - pd).abs();
+            self.jitter_n += 1;
+            // RFC 3550 §6.4.1: D(i-1,i) = (R_i - R_(i-1)) - (S_i - S_(i-1)); J += (|D| - J)/16.
+            let dd = (arrived - pa) - (sent - ps);
+            self.rfc3550 += (dd.abs() - self.rfc3550) / 16.0;
+        }
+        self.prev = Some((sent, arrived));
+    }
+
+    /// The summary figures.
+    pub fn summary(&self) -> DelaySummary {
+        let have = self.n > 0;
+        DelaySummary {
+            one_way: self.one_way,
+            delay_mean_s: (have && self.one_way).then(|| self.sum / self.n as f64),
+            delay_p95_s: (have && self.one_way).then(|| self.quantile(0.95)),
+            jitter_mean_s: (self.jitter_n > 0).then(|| self.jitter_sum / self.jitter_n as f64),
+            jitter_range_s: have.then(|| self.max - self.min),
+            jitter_rfc3550_s: (self.jitter_n > 0).then_some(self.rfc3550),
+        }
+    }
+
+    fn quantile(&self, q: f64) -> f64 {
+        let target = (q * self.n as f64).ceil().max(1.0) as u64;
+        let mut acc = 0u64;
+        for (i, c) in self.hist.iter().enumerate() {
+            acc += u64::from(*c);
+            if acc >= target {
+                // The bucket's geometric middle.
+                let v = LOWEST * 10f64.powf((i as f64 + 0.5) / PER_DECADE);
+                return v.clamp(self.min, self.max);
+            }
+        }
+        self.max
+    }
+}
+
+/// Delay and jitter figures; `None` where there is nothing to report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelaySummary {
+    /// Sender and receiver share a clock: the delays are one-way delays. Otherwise only the
+    /// jitter figures are reported.
+    pub one_way: bool,
+    /// Mean one-way delay.
+    pub delay_mean_s: Option<f64>,
+    /// 95th percentile of the one-way delay (histogram, ±0.6%).
+    pub delay_p95_s: Option<f64>,
+    /// Mean |d_i − d_(i−1)| over consecutive arrivals (seed 000).
+    pub jitter_mean_s: Option<f64>,
+    /// Largest minus smallest delay (seed 004).
+    pub jitter_range_s: Option<f64>,
+    /// RFC 3550 interarrival jitter at the end.
+    pub jitter_rfc3550_s: Option<f64>,
+}
+
+/// One flow's figures under the names of `summary.json`'s flow objects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    /// Flow name.
+    pub name: String,
+    /// Flow kind (`"tfrc"`).
+    pub kind: String,
+    /// Data packets the sender sent.
+    pub sent_packets: u64,
+    /// Distinct data packets the receiver accepted.
+    pub received_packets: u64,
+    /// `sent_packets − received_packets`.
+    pub dropped_packets: u64,
+    /// Received bits per second, IP packet sizes, between the first and last arrival.
+    pub throughput_bps: f64,
+    /// Payload bits delivered per second over the same span.
+    pub goodput_bps: f64,
+    /// (sent − received) / sent.
+    pub loss_rate: f64,
+    /// received / sent (the application generated exactly what was sent).
+    pub pdr: f64,
+    /// Mean one-way delay (only when both ends share a clock).
+    pub delay_mean_s: Option<f64>,
+    /// 95th percentile one-way delay (only when both ends share a clock).
+    pub delay_p95_s: Option<f64>,
+    /// Mean |d_i − d_(i−1)|.
+    pub jitter_mean_s: Option<f64>,
+    /// max − min delay.
+    pub jitter_range_s: Option<f64>,
+    /// RFC 3550 jitter.
+    pub jitter_rfc3550_s: Option<f64>,
+}
+
+/// What the receiver measured over a session; the FIN_ACK carries it to the sender.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReceiverReport {
+    /// Distinct data packets accepted and given to the core.
+    pub packets: u64,
+    /// Their IP bytes (datagram + 28).
+    pub wire_bytes: u64,
+    /// Their payload bytes.
+    pub payload_bytes: u64,
+    /// Seconds from the first to the last accepted data packet.
+    pub span_s: f64,
+    /// Data packets the sender said (in its FIN) it sent; `None` before the FIN.
+    pub sender_packets: Option<u64>,
+    /// Delay and jitter.
+    pub delay: DelaySummary,
+    /// Packets that arrived after a higher-numbered one (accepted).
+    pub reordered: u64,
+    /// Drops by cause.
+    pub drops: Drops,
+    /// Messages dropped because the application did not read them fast enough.
+    pub app_overflow: u64,
+    /// Feedback packets sent.
+    pub feedbacks: u64,
+    /// The core's loss event rate p at the end.
+    pub p: f64,
+    /// Loss events the core recorded.
+    pub loss_events: u64,
+    /// Packets the core declared lost.
+    pub lost_packets: u64,
+    /// Hop count of the last data packet (initial TTL − received TTL), when the TTL was read.
+    pub hops: Option<u8>,
+    /// The session was protected (E6).
+    pub protected: bool,
+}
+
+impl ReceiverReport {
+    /// The flow summary, with `sent` data packets at the sender.
+    pub fn flow_summary(&self, name: &str, sent: u64) -> FlowSummary {
+        let received = self.packets.min(sent.max(self.packets));
+        let per_s = |bytes: u64| {
+            if self.span_s > 0.0 {
+                bytes as f64 * 8.0 / self.span_s
+            } else {
+                0.0
+            }
+        };
+        let ratio = |a: u64| {
+            if sent > 0 {
+                a as f64 / sent as f64
+            } else {
+                0.0
+            }
+        };
+        FlowSummary {
+            name: name.to_string(),
+            kind: "tfrc".to_string(),
+            sent_packets: sent,
+            received_packets: received,
+            dropped_packets: sent.saturating_sub(received),
+            throughput_bps: per_s(self.wire_bytes),
+            goodput_bps: per_s(self.payload_bytes),
+            loss_rate: ratio(sent.saturating_sub(received)),
+            pdr: ratio(received),
+            delay_mean_s: self.delay.delay_mean_s,
+            delay_p95_s: self.delay.delay_p95_s,
+            jitter_mean_s: self.delay.jitter_mean_s,
+            jitter_range_s: self.delay.jitter_range_s,
+            jitter_rfc3550_s: self.delay.jitter_rfc3550_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_figures() {
+        let mut d = DelayStats::new(true);
+        // Delays 10 ms, 12 ms, 10 ms, …: jitter mean 2 ms, range 2 ms.
+        for i in 0..100 {
+            let delay = if i % 2 == 0 { 0.010 } else { 0.012 };
+            d.record(i as f64 * 0.1, i as f64 * 0.1 + delay);
+        }
+        let s = d.summary();
+        assert!((s.delay_mean_s.unwrap() - 0.011).abs() < 1e-9);
+        assert!((s.jitter_mean_s.unwrap() - 0.002).abs() < 1e-9);
+        assert!((s.jitter_range_s.unwrap() - 0.002).abs() < 1e-9);
+        let p95 = s.delay_p95_s.unwrap();
+        assert!((p95 - 0.012).abs() < 0.012 * 0.01, "{p95}");
+        // RFC 3550 J converges towards |D| = 2 ms.
+        assert!((s.jitter_rfc3550_s.unwrap() - 0.002).abs() < 1e-4);
+    }
+
+    #[test]
+    fn offset_clocks_give_jitter_but_no_delay() {
+        let mut d = DelayStats::new(false);
+        for i in 0..10 {
+            d.record(
+                i as f64,
+                i as f64 + 1000.0 + if i % 2 == 0 { 0.0 } else { 0.001 },
+            );
+        }
+        let s = d.summary();
+        assert_eq!(s.delay_mean_s, None);
+        assert_eq!(s.delay_p95_s, None);
+        assert!((s.jitter_mean_s.unwrap() - 0.001).abs() < 1e-9);
+    }
+
+    #[test]
+    fn summary_ratios() {
+        let r = ReceiverReport {
+            packets: 90,
+            wire_bytes: 90_000,
+            payload_bytes: 80_000,
+            span_s: 2.0,
+            ..ReceiverReport::default()
+        };
+        let f = r.flow_summary("f", 100);
+        assert_eq!(f.dropped_packets, 10);
+        assert!((f.loss_rate - 0.1).abs() < 1e-12);
+        assert!((f.pdr - 0.9).abs() < 1e-12);
+        assert!((f.throughput_bps - 360_000.0).abs() < 1e-9);
+        assert!((f.goodput_bps - 320_000.0).abs() < 1e-9);
+    }
+}
