@@ -763,6 +763,21 @@ impl Simulator {
         self.agents.get(2 * flow as usize + 1).map(|a| &a.agent)
     }
 
+    /// The links a packet from `src` to `dst` takes under the current routes (empty when
+    /// `dst` is unreachable or equal to `src`).
+    pub fn path(&self, src: NodeId, dst: NodeId) -> Vec<LinkId> {
+        let mut out = Vec::new();
+        let mut at = src;
+        while at != dst && out.len() <= self.links.len() {
+            let Some(l) = self.routes.next_link(at, dst) else {
+                return Vec::new();
+            };
+            out.push(l);
+            at = self.links[l as usize].to;
+        }
+        out
+    }
+
     /// The RED state of a link's queue, if it is RED.
     pub fn red(&self, link: LinkId) -> Option<&crate::queue::Red> {
         self.links.get(link as usize)?.queue.as_red()

@@ -37,29 +37,111 @@ impl Default for CbrConfig {
     }
 }
 
+/// NS-2's `Application/Traffic/CBR` timing (`CBR_Traffic`): the first packet at start, then one
+/// every `packetSize · 8 / rate` seconds (± half an interval with `random_`), at most
+/// `maxpkts_`. Shared by the UDP source and by TFRC's CBR-driven application (seed 004 runs TFRC
+/// that way).
+#[derive(Clone, Debug)]
+pub struct CbrClock {
+    packet_size: u32,
+    rate_bps: f64,
+    random: bool,
+    max_packets: u64,
+    next: Option<Time>,
+    /// The next send time in seconds, accumulated in double precision exactly as NS-2's
+    /// timer does (`clock + interval` per packet).
+    next_secs: f64,
+    /// Packets generated (NS-2 CBR `seqno_`).
+    generated: u64,
+}
+
+impl CbrClock {
+    /// A stopped clock.
+    pub fn new(packet_size: u32, rate_bps: f64, random: bool, max_packets: u64) -> Self {
+        CbrClock {
+            packet_size,
+            rate_bps,
+            random,
+            max_packets,
+            next: None,
+            next_secs: 0.0,
+            generated: 0,
+        }
+    }
+
+    /// Seconds between packets: packetSize · 8 / rate (NS-2 CBR_Traffic::init).
+    pub fn interval_secs(&self) -> f64 {
+        if self.rate_bps > 0.0 {
+            f64::from(self.packet_size) * 8.0 / self.rate_bps
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// CBR_Traffic::start: the first packet is due at once.
+    pub fn start(&mut self, now: Time) {
+        self.next_secs = now.as_nanos() as f64 / 1e9;
+        self.next = (self.generated < self.max_packets).then_some(now);
+    }
+
+    /// Stop generating.
+    pub fn stop(&mut self) {
+        self.next = None;
+    }
+
+    /// A packet is due at `now`.
+    pub fn due(&self, now: Time) -> bool {
+        self.next.is_some_and(|t| t <= now)
+    }
+
+    /// One packet was generated: schedule the next (NS-2 TrafficGenerator::timeout and
+    /// `next_interval`: `++seqno_ < maxpkts_` keeps going).
+    pub fn advance(&mut self, rng: &mut impl Rng) {
+        self.generated += 1;
+        let interval = self.interval_secs();
+        if self.generated >= self.max_packets || !interval.is_finite() {
+            self.next = None;
+            return;
+        }
+        let mut t = interval;
+        if self.random {
+            let u: f64 = rng.gen_range(-0.5..0.5);
+            t += interval * u;
+        }
+        // TimerHandler::resched(t): clock + t, in double. Keeping NS-2's rounding makes
+        // same-instant events order as in NS-2 (see `Agent::next_wake_secs`).
+        self.next_secs += t;
+        self.next = Some(Time::from_secs_f64(self.next_secs));
+    }
+
+    /// When the next packet is due.
+    pub fn next(&self) -> Option<Time> {
+        self.next
+    }
+
+    /// The same instant as NS-2's double-precision clock holds it.
+    pub fn next_secs(&self) -> Option<f64> {
+        self.next.map(|_| self.next_secs)
+    }
+
+    /// Packets generated so far.
+    pub fn generated(&self) -> u64 {
+        self.generated
+    }
+}
+
 /// A UDP agent driven by a CBR application.
 #[derive(Clone, Debug)]
 pub struct CbrSource {
     cfg: CbrConfig,
-    running: bool,
-    next: Option<Time>,
-    /// Packets generated (NS-2 CBR `seqno_`, and the UDP agent's next seqno).
-    sent: u64,
-    /// The next send time in seconds, accumulated in double precision exactly as NS-2's
-    /// timer does (`clock + interval` per packet).
-    next_secs: f64,
+    clock: CbrClock,
 }
 
 impl CbrSource {
     /// A stopped source.
     pub fn new(cfg: CbrConfig) -> Self {
-        CbrSource {
-            cfg,
-            running: false,
-            next: None,
-            sent: 0,
-            next_secs: 0.0,
-        }
+        let clock = CbrClock::new(cfg.packet_size, cfg.rate_bps, cfg.random, cfg.max_packets);
+        CbrSource { cfg, clock }
     }
 
     /// The configuration.
@@ -69,82 +151,54 @@ impl CbrSource {
 
     /// Seconds between packets: packetSize · 8 / rate (NS-2 CBR_Traffic::init).
     pub fn interval_secs(&self) -> f64 {
-        if self.cfg.rate_bps > 0.0 {
-            f64::from(self.cfg.packet_size) * 8.0 / self.cfg.rate_bps
-        } else {
-            f64::INFINITY
-        }
+        self.clock.interval_secs()
     }
 
     /// NS-2 TrafficGenerator::timeout: send one packet, then schedule the next.
     fn fire(&mut self, ctx: &mut AgentCtx<'_>) {
         let size = self.cfg.packet_size;
         ctx.set_ttl(self.cfg.ttl);
-        let pkt = ctx.packet(self.cfg.kind, size, size, self.sent as i64, Header::None);
+        let seq = self.clock.generated() as i64;
+        let pkt = ctx.packet(self.cfg.kind, size, size, seq, Header::None);
         ctx.send(pkt);
-        self.sent += 1;
-        // next_interval: ++seqno_ < maxpkts_ keeps going.
-        if self.sent >= self.cfg.max_packets {
-            self.running = false;
-            self.next = None;
-            return;
-        }
-        let interval = self.interval_secs();
-        if !interval.is_finite() {
-            self.running = false;
-            self.next = None;
-            return;
-        }
-        let mut t = interval;
-        if self.cfg.random {
-            let u: f64 = ctx.rng().gen_range(-0.5..0.5);
-            t += interval * u;
-        }
-        // TimerHandler::resched(t): clock + t, in double. Keeping NS-2's rounding makes
-        // same-instant events order as in NS-2 (see `Agent::next_wake_secs`).
-        self.next_secs += t;
-        self.next = Some(Time::from_secs_f64(self.next_secs));
+        self.clock.advance(ctx.rng());
     }
 }
 
 impl Agent for CbrSource {
     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
         // CBR_Traffic::start: send the first packet at once.
-        self.running = true;
-        self.next_secs = ctx.now().as_nanos() as f64 / 1e9;
-        self.fire(ctx);
+        self.clock.start(ctx.now());
+        if self.clock.due(ctx.now()) {
+            self.fire(ctx);
+        }
     }
 
     fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {
-        self.running = false;
-        self.next = None;
+        self.clock.stop();
     }
 
     fn on_packet(&mut self, _pkt: Packet, _ctx: &mut AgentCtx<'_>) {}
 
     fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        if !self.running {
-            return;
-        }
-        if let Some(t) = self.next {
-            if t <= ctx.now() {
-                self.fire(ctx);
-            }
+        if self.clock.due(ctx.now()) {
+            self.fire(ctx);
         }
     }
 
     fn next_wake(&self) -> Option<Time> {
-        self.next
+        self.clock.next()
     }
 
     fn next_wake_secs(&self) -> Option<f64> {
-        self.next.map(|_| self.next_secs)
+        self.clock.next_secs()
     }
 
     fn app_counters(&self) -> AppCounters {
+        let n = self.clock.generated();
         AppCounters {
-            generated_packets: self.sent,
-            generated_bytes: self.sent * u64::from(self.cfg.packet_size),
+            generated_packets: n,
+            generated_bytes: n * u64::from(self.cfg.packet_size),
         }
     }
 }
