@@ -143,8 +143,11 @@ impl Backlogged {
 enum Pacer {
     /// §4.6: the nominal send time of the previous packet (None: the next goes at once).
     Nominal { last: Option<Time> },
-    /// NS-2's send timer.
-    Timer { at: Option<Time> },
+    /// NS-2's send timer. `exact` is its expiry in seconds as NS-2's double-valued clock would
+    /// hold it: successive gaps are added in floating point and only `at` is rounded to a
+    /// nanosecond, so k gaps of R/k end exactly one R later, as they do in NS-2, instead of
+    /// drifting by the rounding of each gap.
+    Timer { at: Option<Time>, exact: f64 },
 }
 
 /// The TFRC sender.
@@ -192,7 +195,10 @@ impl Sender {
         let TtlPolicy::Fixed(ttl) = cfg.ttl;
         let pacer = match cfg.pacing {
             Pacing::Nominal { .. } => Pacer::Nominal { last: None },
-            Pacing::Ns2Timer => Pacer::Timer { at: None },
+            Pacing::Ns2Timer => Pacer::Timer {
+                at: None,
+                exact: 0.0,
+            },
         };
         Ok(Sender {
             cfg,
@@ -325,9 +331,10 @@ impl Sender {
         self.ns2.last_change = now;
         match &mut self.pacer {
             Pacer::Nominal { last } => *last = None,
-            Pacer::Timer { at } => {
+            Pacer::Timer { at, exact } => {
                 // NS-2 start(): send one packet now, then the timer at size_/rate_.
-                *at = Some(add_secs(now, self.s / self.x));
+                *exact = now.as_secs_f64() + self.s / self.x;
+                *at = Some(timer_time(now, *exact));
                 self.immediate = 1;
                 self.immediate_since = now;
             }
@@ -468,15 +475,34 @@ impl Sender {
         } else {
             self.ns2.datalimited = true;
         }
-        self.rearm_timer(now);
+        self.rearm_timer(now, now.as_secs_f64());
     }
 
-    fn rearm_timer(&mut self, now: Time) {
+    /// Re-arm the send timer one gap after `base` (seconds; the exact time of the event that
+    /// re-arms it).
+    fn rearm_timer(&mut self, now: Time, base: f64) {
         if matches!(self.pacer, Pacer::Timer { .. }) {
             let gap = self.ns2_gap();
-            if let Pacer::Timer { at } = &mut self.pacer {
-                *at = gap.map(|g| add_gap(now, g));
+            if let Pacer::Timer { at, exact } = &mut self.pacer {
+                match gap {
+                    Some(g) => {
+                        *exact = base + g;
+                        *at = Some(timer_time(now, *exact));
+                    }
+                    None => *at = None,
+                }
             }
+        }
+    }
+
+    /// The exact time of a due send-timer tick handled at `now` (NS-2 runs it at its own time;
+    /// a driver waking late is treated as if the tick happened now).
+    fn tick_base(&self, now: Time) -> f64 {
+        match self.pacer {
+            Pacer::Timer {
+                at: Some(t), exact, ..
+            } if t == now => exact,
+            _ => now.as_secs_f64(),
         }
     }
 
@@ -523,10 +549,11 @@ impl Sender {
                 };
                 Some(self.emit(now))
             }
-            Pacer::Timer { at } => match at {
+            Pacer::Timer { at, .. } => match at {
                 Some(t) if t <= now => {
+                    let base = self.tick_base(now);
                     let h = self.emit(now);
-                    self.rearm_timer(now);
+                    self.rearm_timer(now, base);
                     Some(h)
                 }
                 _ => None,
@@ -536,11 +563,12 @@ impl Sender {
 
     /// A send opportunity with nothing to send.
     fn idle_tick(&mut self, now: Time) {
-        if let Pacer::Timer { at: Some(t) } = self.pacer {
+        if let Pacer::Timer { at: Some(t), .. } = self.pacer {
             if t <= now {
                 // NS-2 nextpkt(): "datalimited_ = 1" and the timer runs on.
                 self.ns2.datalimited = true;
-                self.rearm_timer(now);
+                let base = self.tick_base(now);
+                self.rearm_timer(now, base);
             }
         }
         self.immediate = 0;
@@ -589,7 +617,7 @@ impl Sender {
                 }
             }
             // NS-2's send timer runs with or without data (it marks the sender data-limited).
-            Pacer::Timer { at } => consider(at),
+            Pacer::Timer { at, .. } => consider(at),
         }
         t
     }
@@ -1066,3 +1094,9 @@ fn add_gap(t: Time, gap: f64) -> Time {
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod tests;
+
+/// The send timer's expiry as a [`Time`]: `exact` seconds rounded to the nanosecond, at least
+/// 1 ns after `now` so that pacing always advances time.
+fn timer_time(now: Time, exact: f64) -> Time {
+    Time::from_secs_f64(exact).max(now.saturating_add(Duration::from_nanos(1)))
+}

@@ -205,6 +205,65 @@ fn ns2_profile_matches_ns2_35_bottleneck() {
     }
 }
 
+/// NS-2.35 reference for a data-limited sender: Agent/TFRC with `SndrType_ 1` driven by an
+/// Application/Traffic/CBR of 1000-byte packets, through a DropTail link, from
+/// `tests/ns2/cbr.tcl` (`ns cbr.tcl <kb/s> <Mb/s> <delay ms> <limit> 60`): (CBR kb/s, link Mb/s,
+/// delay ms, queue limit, data packets sent before 60 s, sent in [20 s, 60 s), queue drops).
+const NS2_CBR: [(f64, f64, u64, usize, usize, usize, u64); 6] = [
+    (200.0, 1.5, 20, 10, 1500, 1000, 0),
+    (1000.0, 1.5, 20, 10, 7500, 5000, 0),
+    (1400.0, 1.5, 20, 10, 10500, 7000, 9),
+    (3000.0, 1.5, 20, 10, 10947, 7305, 66),
+    (800.0, 1.0, 50, 20, 6000, 4000, 6),
+    (5000.0, 10.0, 30, 30, 37500, 25000, 67),
+];
+
+/// The ns2 profile driven by a CBR application (`push_packets`) against NS-2.35: exercises
+/// `datalimited_`, the immediate send of new data after a data-limited tick, and `idleFix_`.
+///
+/// Tolerances: packets sent within 0.5% over the run and over [20 s, 60 s) (observed: equal in
+/// [20, 60), ≤ 0.12% overall; the 200 and 1000 kb/s runs match NS-2's trace to the µs). Queue
+/// drops within 15% where NS-2 drops at least 50: which packets a full queue drops depends on
+/// how timer/arrival ties resolve (NS-2 resolves them by floating-point noise), observed 9%.
+#[test]
+fn ns2_profile_matches_ns2_35_cbr() {
+    for &(kbps, mbps, delay_ms, limit, total, steady, drops) in &NS2_CBR {
+        let path = Path {
+            delay: Duration::from_millis(delay_ms),
+            bandwidth: Some(mbps * 1e6),
+            loss: Loss::None,
+            queue_limit: Some(limit),
+        };
+        let interval = Duration::from_secs_f64(8000.0 / (kbps * 1e3));
+        let mut pair = Pair::cbr(Profile::ns2(), path, interval);
+        pair.run_until(secs(60.0));
+        let n = |lo: f64, hi: f64| {
+            pair.sent
+                .iter()
+                .filter(|(t, _)| *t >= secs(lo) && *t < secs(hi))
+                .count() as f64
+        };
+        let what = format!("CBR {kbps} kb/s over {mbps} Mb/s, {delay_ms} ms, limit {limit}");
+        let (ours_total, ours_steady) = (n(0.0, 60.0), n(20.0, 60.0));
+        assert!(
+            (ours_total / total as f64 - 1.0).abs() < 0.005,
+            "{what}: total {ours_total} vs NS-2 {total}"
+        );
+        assert!(
+            (ours_steady / steady as f64 - 1.0).abs() < 0.005,
+            "{what}: [20,60) {ours_steady} vs NS-2 {steady}"
+        );
+        if drops >= 50 {
+            let e = (pair.queue_drops as f64 / drops as f64 - 1.0).abs();
+            assert!(
+                e < 0.15,
+                "{what}: drops {} vs NS-2 {drops}",
+                pair.queue_drops
+            );
+        }
+    }
+}
+
 /// Dump send and feedback times for comparison with NS-2 (see tests/ns2/one_flow.tcl):
 /// `TFRC_DUMP=<period>,<seconds>,<profile>[,<delay_ms>] TFRC_DUMP_DIR=<dir>`.
 #[test]
@@ -260,6 +319,31 @@ fn dump_bottleneck() {
     };
     let mut pair = Pair::new(Profile::ns2(), path);
     pair.run_until(secs(v[3]));
+    let mut out = String::new();
+    for (t, h) in &pair.sent {
+        out.push_str(&format!("{:.6} {}\n", t.as_secs_f64(), h.seq));
+    }
+    std::fs::write(format!("{dir}/ours.txt"), out).unwrap();
+    println!("queue drops {}", pair.queue_drops);
+}
+
+/// Dump data send times of a CBR-driven ns2 sender (see tests/ns2/cbr.tcl):
+/// `TFRC_CBR=<kb/s>,<Mb/s>,<delay_ms>,<queue limit>,<seconds> TFRC_DUMP_DIR=<dir>`.
+#[test]
+#[ignore]
+fn dump_cbr() {
+    let spec = std::env::var("TFRC_CBR").unwrap_or("200,1.5,20,10,30".into());
+    let dir = std::env::var("TFRC_DUMP_DIR").unwrap_or("/tmp".into());
+    let v: Vec<f64> = spec.split(',').map(|x| x.parse().unwrap()).collect();
+    let path = Path {
+        delay: Duration::from_secs_f64(v[2] / 1e3),
+        bandwidth: Some(v[1] * 1e6),
+        loss: Loss::None,
+        queue_limit: Some(v[3] as usize),
+    };
+    let interval = Duration::from_secs_f64(1000.0 * 8.0 / (v[0] * 1e3));
+    let mut pair = Pair::cbr(Profile::ns2(), path, interval);
+    pair.run_until(secs(v[4]));
     let mut out = String::new();
     for (t, h) in &pair.sent {
         out.push_str(&format!("{:.6} {}\n", t.as_secs_f64(), h.seq));

@@ -67,6 +67,8 @@ pub struct Pair {
     pub queue_drops: u64,
     /// On equal times, run the sender's due timers before delivering packets (default: after).
     pub timers_first: bool,
+    /// A CBR application: one segment every `.0`, the next at `.1`.
+    app: Option<(Duration, Time)>,
 }
 
 impl Pair {
@@ -97,7 +99,16 @@ impl Pair {
             dropped: 0,
             queue_drops: 0,
             timers_first: false,
+            app: None,
         }
+    }
+
+    /// A pair whose sender is driven by a CBR application pushing one segment every
+    /// `interval`, the first at time zero.
+    pub fn cbr(profile: Profile, path: Path, interval: Duration) -> Pair {
+        let mut p = Pair::idle(profile, path);
+        p.app = Some((interval, Time::ZERO));
+        p
     }
 
     fn drops(&self, h: &DataHeader, index: u64) -> bool {
@@ -159,6 +170,7 @@ impl Pair {
             self.receiver.poll_timeout(),
             self.fwd.front().map(|e| e.0),
             self.rev.front().map(|e| e.0),
+            self.app.map(|a| a.1),
         ]
         .into_iter()
         .flatten()
@@ -176,6 +188,13 @@ impl Pair {
             assert!(guard < 50_000_000, "no progress at {:?}", self.now);
             self.now = self.now.max(t);
             let now = self.now;
+            if let Some((interval, next)) = self.app {
+                if next <= now {
+                    self.sender.push_packets(now, 1);
+                    self.app = Some((interval, next + interval));
+                    self.drain();
+                }
+            }
             if self.timers_first {
                 if self.sender.poll_timeout().is_some_and(|x| x <= now) {
                     self.sender.on_timeout(now);
