@@ -200,7 +200,9 @@ impl Receiver {
             .saturating_add(u64::from(arrival.wire_len));
         self.rcvd_since_report = self.rcvd_since_report.saturating_add(1);
         self.data_since_report = true;
-        self.arrivals.push_back((now, hdr.segment_size));
+        if self.cfg.x_recv == XRecvEstimator::Rfc5348 {
+            self.arrivals.push_back((now, hdr.segment_size));
+        }
         let this = Arr {
             seq: hdr.seq,
             arrival: now,
@@ -251,7 +253,8 @@ impl Receiver {
                 urgent: hdr.urgent,
                 hops: arrival.ttl.map(|t| hdr.initial_ttl.saturating_sub(t)),
             });
-            if !arrival.ce && hdr.seq > 0 {
+            // NS-2's est_thput counts RCVD (unmarked, in-order) packets and skips seq 0.
+            if self.cfg.x_recv == XRecvEstimator::Ns2 && !arrival.ce && hdr.seq > 0 {
                 self.rcvd.push_back((hdr.seq, now));
             }
             self.count_later(hdr.seq);
