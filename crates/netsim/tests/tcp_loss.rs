@@ -89,7 +89,9 @@ fn check(variant: TcpVariant, ns2_name: &str) {
     if !common::ns_available("tcp_loss") {
         return;
     }
-    let args = [ns2_name, "1000", "300", "0.01", "1500000", "20ms", "TCPSink"];
+    let args = [
+        ns2_name, "1000", "300", "0.01", "1500000", "20ms", "TCPSink",
+    ];
     let ns = ns_tcp_stats("tcp_dumbbell.tcl", &args, &[FLOW]).remove(0);
     let ns_thr = ns.bytes_received as f64 * 8.0 / secs;
     println!(

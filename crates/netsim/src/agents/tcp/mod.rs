@@ -15,6 +15,13 @@
 //! SYN sent with a one-packet window; data starts at 1 and every data packet is
 //! `packetSize_ + tcpip_base_hdr_size_` bytes on the wire. Defaults are NS-2.35's, checked on
 //! instances (`spec/tfrc-reference.md` B7).
+//!
+//! NS-2 resets every agent when `$ns run` starts: `ssthresh_` becomes `window_` as the script
+//! set it, and `boot_time_` is drawn from NS-2's default RNG (see [`TcpConfig::boot_time`]).
+//!
+//! Not modelled (off in NS-2's defaults): ECN (`ecn_`), the timestamp option (`timestamps_`),
+//! F-RTO, Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, and the
+//! `A` (congestion action) flag NS-2 prints on the first new packet after a window cut.
 
 pub mod newreno;
 pub mod reno;
@@ -834,6 +841,19 @@ impl Agent for TcpSender {
             generated_bytes: self.stats.new_data_packets * u64::from(self.cfg.packet_size),
         }
     }
+
+    /// cwnd and ssthresh in packets; srtt (tick-rounded, as NS-2 reports `srtt_`) and the RTO
+    /// that would be armed now (backoff included), in seconds.
+    fn sample_names(&self) -> &'static [&'static str] {
+        &["cwnd", "ssthresh", "srtt", "rto"]
+    }
+
+    fn sample(&self, out: &mut Vec<f64>) {
+        out.push(self.cwnd);
+        out.push(self.ssthresh as f64);
+        out.push(self.rtt.srtt_ns() as f64 * 1e-9);
+        out.push(self.rtt.timeout() as f64 * 1e-9);
+    }
 }
 
 #[cfg(test)]
@@ -1234,6 +1254,134 @@ mod tests {
                 ms = h.now.as_secs_f64() * 1000.0;
             }
         }
+    }
+
+    #[test]
+    fn samples_report_window_and_timer() {
+        let mut h = sender(TcpVariant::Tahoe, 20);
+        assert_eq!(h.agent.sample_names().len(), 4);
+        h.at_ms(0.0).start();
+        h.at_ms(100.0).deliver(ack(0));
+        let mut v = Vec::new();
+        h.agent.sample(&mut v);
+        // srtt 10 ticks, RTO 30 ticks (ns converted to seconds: equal to 1e-12).
+        for (got, want) in v.iter().zip([2.0, 20.0, 0.1, 0.3]) {
+            assert!((got - want).abs() < 1e-12, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn later_cuts_use_decrease_num() {
+        let cfg = TcpConfig {
+            window: 100,
+            decrease_num: 0.75,
+            boot_time: Some(Duration::ZERO),
+            ..TcpConfig::ns2(TcpVariant::Reno)
+        };
+        let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+        open(&mut h, 6); // cwnd 8
+        for t in 0..3 {
+            h.at_ms(110.0 + t as f64).deliver(ack(6));
+        }
+        // The first decrease halves whatever decrease_num_ is.
+        assert_eq!(h.agent.cwnd(), 4.0);
+        // The full ACK ends recovery; then grow in congestion avoidance from 10.
+        let top = h.agent.maxseq();
+        h.at_ms(200.0).deliver(ack(top));
+        h.agent.cwnd = 10.0;
+        let next = h.agent.next_seqno();
+        for a in top + 1..next {
+            h.at_ms(200.0 + a as f64).deliver(ack(a));
+        }
+        let last = h.agent.highest_ack();
+        let w = h.agent.cwnd();
+        for t in 0..3 {
+            h.at_ms(400.0 + t as f64).deliver(ack(last));
+        }
+        assert!(
+            (h.agent.cwnd() - 0.75 * w).abs() < 1e-9,
+            "{} vs {}",
+            h.agent.cwnd(),
+            w
+        );
+        assert_eq!(h.agent.ssthresh(), (0.75 * w) as i64);
+    }
+
+    #[test]
+    fn without_precision_reduce_the_window_is_halved_in_whole_packets() {
+        let cfg = TcpConfig {
+            window: 100,
+            precision_reduce: false,
+            boot_time: Some(Duration::ZERO),
+            ..TcpConfig::ns2(TcpVariant::Reno)
+        };
+        let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+        open(&mut h, 6);
+        h.agent.cwnd = 7.9; // window() = 7
+        for t in 0..3 {
+            h.at_ms(110.0 + t as f64).deliver(ack(6));
+        }
+        assert_eq!(h.agent.cwnd(), 3.0);
+        assert_eq!(h.agent.ssthresh(), 3);
+    }
+
+    #[test]
+    fn rfc3390_initial_window_and_its_fallback_after_a_lost_syn() {
+        let cfg = TcpConfig {
+            window_init_option: WindowInitOption::Rfc3390,
+            boot_time: Some(Duration::ZERO),
+            ..TcpConfig::ns2(TcpVariant::Tahoe)
+        };
+        let mut h = Harness::new(
+            TcpSender::new(cfg.clone()),
+            crate::packet::Direction::Forward,
+        );
+        h.at_ms(0.0).start();
+        // 1000-byte packets: four.
+        assert_eq!(seqs(&h.at_ms(100.0).deliver(ack(0))), vec![1, 2, 3, 4]);
+        let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+        h.at_ms(0.0).start();
+        h.wake_next(); // the SYN timed out: back to windowInit_ (2)
+        assert_eq!(seqs(&h.at_ms(3100.0).deliver(ack(0))), vec![1, 2]);
+    }
+
+    #[test]
+    fn no_fast_retrans_waits_for_the_timeout() {
+        let cfg = TcpConfig {
+            window: 100,
+            no_fast_retrans: true,
+            boot_time: Some(Duration::ZERO),
+            ..TcpConfig::ns2(TcpVariant::Tahoe)
+        };
+        let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+        open(&mut h, 4);
+        for t in 0..5 {
+            h.at_ms(110.0 + t as f64).deliver(ack(4));
+        }
+        assert_eq!(h.agent.stats().fast_retransmits, 0);
+        assert_eq!(seqs(&h.wake_next()), vec![5]);
+        assert_eq!(h.agent.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn backoff_is_recorded_and_ended_by_a_fresh_sample() {
+        let mut h = sender(TcpVariant::Tahoe, 20);
+        open(&mut h, 2);
+        h.wake_next();
+        h.wake_next();
+        assert_eq!(h.agent.stats().max_backoff, 4);
+        assert_eq!(h.agent.rtt().backoff_multiplier(), 4);
+        // Retransmissions are not timed (Karn): ACKs for them keep the backoff.
+        let t = h.now.as_secs_f64() * 1000.0;
+        assert!(!h.at_ms(t + 50.0).deliver(ack(3)).is_empty());
+        let old_top = h.agent.maxseq();
+        h.at_ms(t + 100.0).deliver(ack(old_top));
+        assert_eq!(h.agent.rtt().backoff_multiplier(), 4);
+        // New data past the old maxseq_ is timed; its ACK ends the backoff.
+        assert!(h.agent.maxseq() > old_top);
+        let top = h.agent.maxseq();
+        h.at_ms(t + 200.0).deliver(ack(top));
+        assert_eq!(h.agent.rtt().backoff_multiplier(), 1);
     }
 
     #[test]
