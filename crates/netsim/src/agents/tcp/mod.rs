@@ -1256,6 +1256,58 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Odd configurations (zero windows, zero ticks, no dupack threshold, odd gains) with
+        /// arbitrary ACKs and wake-ups never panic.
+        #[test]
+        fn arbitrary_configs_never_panic(
+            variant in 0usize..3,
+            window in 0u32..8,
+            window_init in 0u32..4,
+            num_dupacks in 0u32..4,
+            max_burst in 0u32..3,
+            gains in (0.0f64..2.0, 0.0f64..3.0),
+            tick_us in 0u64..20_000,
+            flags in proptest::collection::vec(proptest::bool::ANY, 8),
+            events in proptest::collection::vec((0u8..3, -2i64..12, 0u64..300), 1..120),
+        ) {
+            let cfg = TcpConfig {
+                window,
+                window_init,
+                num_dupacks,
+                max_burst,
+                decrease_num: gains.0,
+                increase_num: gains.1,
+                tcp_tick: Duration::from_micros(tick_us),
+                syn: flags[0],
+                delay_growth: flags[1],
+                precision_reduce: flags[2],
+                singledup: flags[3],
+                bug_fix: flags[4],
+                overhead: if flags[5] { Duration::from_millis(3) } else { Duration::ZERO },
+                window_option: if flags[6] { WindowOption::Counted } else { WindowOption::Standard },
+                partial_window_deflation: flags[7],
+                ..TcpConfig::ns2([TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno][variant])
+            };
+            let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+            h.at_ms(0.0).start();
+            let mut ms = 0.0;
+            for (kind, val, dt) in events {
+                ms += dt as f64;
+                h.at_ms(ms);
+                match kind {
+                    0 => drop(h.wake_next()),
+                    1 => drop(h.stop()),
+                    _ => {
+                        let a = (h.agent.highest_ack() + val).min(h.agent.maxseq());
+                        drop(h.deliver(ack(a)));
+                    }
+                }
+                ms = h.now.as_secs_f64() * 1000.0;
+            }
+        }
+    }
+
     #[test]
     fn samples_report_window_and_timer() {
         let mut h = sender(TcpVariant::Tahoe, 20);

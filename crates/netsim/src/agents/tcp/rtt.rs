@@ -84,7 +84,7 @@ impl RttEstimator {
             if delta < 0 {
                 delta = -delta;
             }
-            delta -= self.rttvar >> vb;
+            delta = delta.saturating_sub(self.rttvar >> vb);
             self.rttvar = self.rttvar.saturating_add(delta);
             if self.rttvar <= 0 {
                 self.rttvar = 1;
@@ -101,11 +101,11 @@ impl RttEstimator {
         // RTO = (srtt + 2^rttvar_exp * rttvar) in whole ticks, truncated.
         let shift = self.p.rttvar_exp + sb;
         let var_term = if shift >= vb {
-            i64::from(self.rttvar) << (shift - vb).min(40)
+            i64::from(self.rttvar).saturating_mul(1 << (shift - vb).min(31))
         } else {
             i64::from(self.rttvar) >> (vb - shift)
         };
-        let ticks = ((var_term + i64::from(self.srtt)) >> sb).max(0) as u64;
+        let ticks = (var_term.saturating_add(i64::from(self.srtt)) >> sb).max(0) as u64;
         self.rtxcur = ticks.saturating_mul(tick);
     }
 
@@ -287,6 +287,46 @@ mod tests {
         assert_eq!(e.backoff_multiplier(), 256);
         e.reset_backoff();
         assert_eq!(e.timeout(), 300 * MS);
+    }
+
+    proptest::proptest! {
+        /// Any parameters and samples: no panic, and the RTO stays within its bounds.
+        #[test]
+        fn arbitrary_inputs_never_panic(
+            tick in 0u64..100_000_000,
+            min_rto in 0u64..10_000_000_000,
+            max_rto in 0u64..100_000_000_000,
+            bits in (0u32..40, 0u32..40, 0u32..40),
+            init in (-5i32..5000, -5i32..5000),
+            samples in proptest::collection::vec((0u64..u64::MAX, 0u64..u64::MAX, any_backoff()), 0..50),
+        ) {
+            let mut e = RttEstimator::new(RttParams {
+                tick,
+                min_rto,
+                max_rto,
+                rtxcur_init: 3_000 * MS,
+                srtt_init_ticks: init.0,
+                rttvar_init_ticks: init.1,
+                srtt_bits: bits.0.min(16),
+                rttvar_bits: bits.1.min(16),
+                rttvar_exp: bits.2.min(16),
+                rfc2988: bits.0 % 2 == 0,
+            });
+            for (tao, sent, backoff) in samples {
+                if backoff {
+                    e.backoff();
+                } else {
+                    e.update(tao, sent, sent / 3);
+                }
+                let t = e.timeout();
+                proptest::prop_assert!(t >= 2 * tick.max(1));
+                proptest::prop_assert!(t <= max_rto.max(2 * tick.max(1)));
+            }
+        }
+    }
+
+    fn any_backoff() -> impl proptest::strategy::Strategy<Value = bool> {
+        proptest::bool::ANY
     }
 
     #[test]
