@@ -141,6 +141,40 @@ pub struct SenderStats {
     pub drops: Drops,
     /// Messages waiting in the application queue.
     pub queued: usize,
+    /// Packets the application made ready (admitted to the core).
+    pub generated_packets: u64,
+    /// Coefficient of variation of the packets sent per whole second.
+    pub smoothness_cov: Option<f64>,
+}
+
+/// Welford's running mean and variance of packets per 1-second bin: constant memory.
+#[derive(Default)]
+struct Smoothness {
+    bin: u64,
+    count: u64,
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Smoothness {
+    fn on_send(&mut self, since_start: Duration) {
+        let bin = since_start.as_secs();
+        while self.bin < bin {
+            self.n += 1;
+            let x = self.count as f64;
+            let d = x - self.mean;
+            self.mean += d / self.n as f64;
+            self.m2 += d * (x - self.mean);
+            self.count = 0;
+            self.bin += 1;
+        }
+        self.count += 1;
+    }
+
+    fn cov(&self) -> Option<f64> {
+        (self.n >= 2 && self.mean > 0.0).then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
+    }
 }
 
 /// What a finished sender reports.
@@ -668,6 +702,7 @@ fn run(
     let fds = [io.sock.as_raw_fd(), shared.wake.fd()];
     let spin = opts.spin;
     let mut ebuf = vec![0u8; 2048];
+    let mut smooth = Smoothness::default();
 
     while !finished_sending {
         let now = crate::now();
@@ -744,6 +779,7 @@ fn run(
                         // After a stall, do not let a backlog of admissions build up.
                         next_admit = next_admit.max(now - Duration::from_millis(100));
                         core.push_packets(now, n);
+                        io.stats.generated_packets += n;
                     }
                 },
                 Source::Messages => {
@@ -771,6 +807,7 @@ fn run(
                     if n > 0 {
                         shared.room.notify_all();
                         core.push_packets(now, n);
+                        io.stats.generated_packets += n;
                     }
                 }
             }
@@ -799,6 +836,10 @@ fn run(
                     io.send_raw(&d, Some(h.initial_ttl));
                     io.out = d;
                     io.stats.payload_bytes_sent += body.len() as u64;
+                    smooth.on_send(now - start);
+                    if infinite {
+                        io.stats.generated_packets += 1;
+                    }
                 }
             }
         }
@@ -886,9 +927,19 @@ fn run(
     if let Ok(mut g) = shared.stats.lock() {
         *g = io.stats.clone();
     }
-    let flow = report
-        .as_ref()
-        .map(|r: &ReceiverReport| r.flow_summary("tfrc", sent));
+    if let Ok(q) = shared.queue.lock() {
+        // Messages still queued were generated but never sent.
+        io.stats.generated_packets += q.msgs.len() as u64;
+    }
+    io.stats.smoothness_cov = smooth.cov();
+    let flow = report.as_ref().map(|r: &ReceiverReport| {
+        r.flow_summary(
+            "tfrc",
+            sent,
+            io.stats.generated_packets,
+            io.stats.smoothness_cov,
+        )
+    });
     Ok(SenderReport {
         sender: io.stats,
         receiver: report,

@@ -144,7 +144,9 @@ impl DelayStats {
         DelaySummary {
             one_way: self.one_way,
             delay_mean_s: (have && self.one_way).then(|| self.sum / self.n as f64),
+            delay_median_s: (have && self.one_way).then(|| self.quantile(0.5)),
             delay_p95_s: (have && self.one_way).then(|| self.quantile(0.95)),
+            delay_p99_s: (have && self.one_way).then(|| self.quantile(0.99)),
             jitter_mean_s: (self.jitter_n > 0).then(|| self.jitter_sum / self.jitter_n as f64),
             jitter_range_s: have.then(|| self.max - self.min),
             jitter_rfc3550_s: (self.jitter_n > 0).then_some(self.rfc3550),
@@ -174,8 +176,12 @@ pub struct DelaySummary {
     pub one_way: bool,
     /// Mean one-way delay.
     pub delay_mean_s: Option<f64>,
+    /// Median one-way delay (histogram, ±0.6%).
+    pub delay_median_s: Option<f64>,
     /// 95th percentile of the one-way delay (histogram, ±0.6%).
     pub delay_p95_s: Option<f64>,
+    /// 99th percentile of the one-way delay (histogram, ±0.6%).
+    pub delay_p99_s: Option<f64>,
     /// Mean |d_i − d_(i−1)| over consecutive arrivals (seed 000).
     pub jitter_mean_s: Option<f64>,
     /// Largest minus smallest delay (seed 004).
@@ -184,7 +190,9 @@ pub struct DelaySummary {
     pub jitter_rfc3550_s: Option<f64>,
 }
 
-/// One flow's figures under the names of `summary.json`'s flow objects.
+/// One flow's figures under the names of `summary.json`'s flow objects (`tfrclab::metrics`).
+/// A real network does not say why a packet was lost, and the delay figures need one clock
+/// at both ends, so those are `null` when unknown.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FlowSummary {
     /// Flow name.
@@ -197,24 +205,34 @@ pub struct FlowSummary {
     pub received_packets: u64,
     /// `sent_packets − received_packets`.
     pub dropped_packets: u64,
+    /// Drops by cause: only `network` (cause unknown) is known over a real path.
+    pub dropped_by_cause: std::collections::BTreeMap<String, u64>,
+    /// Packets the application generated (messages queued, or packets generated).
+    pub generated_packets: u64,
     /// Received bits per second, IP packet sizes, between the first and last arrival.
     pub throughput_bps: f64,
     /// Payload bits delivered per second over the same span.
     pub goodput_bps: f64,
     /// (sent − received) / sent.
     pub loss_rate: f64,
-    /// received / sent (the application generated exactly what was sent).
+    /// received / generated.
     pub pdr: f64,
     /// Mean one-way delay (only when both ends share a clock).
     pub delay_mean_s: Option<f64>,
+    /// Median one-way delay.
+    pub delay_median_s: Option<f64>,
     /// 95th percentile one-way delay (only when both ends share a clock).
     pub delay_p95_s: Option<f64>,
+    /// 99th percentile one-way delay.
+    pub delay_p99_s: Option<f64>,
     /// Mean |d_i − d_(i−1)|.
     pub jitter_mean_s: Option<f64>,
     /// max − min delay.
     pub jitter_range_s: Option<f64>,
     /// RFC 3550 jitter.
     pub jitter_rfc3550_s: Option<f64>,
+    /// Coefficient of variation of the sender's rate over 1-second bins (sender side only).
+    pub smoothness_cov: Option<f64>,
 }
 
 /// What the receiver measured over a session; the FIN_ACK carries it to the sender.
@@ -253,9 +271,16 @@ pub struct ReceiverReport {
 }
 
 impl ReceiverReport {
-    /// The flow summary, with `sent` data packets at the sender.
-    pub fn flow_summary(&self, name: &str, sent: u64) -> FlowSummary {
-        let received = self.packets.min(sent.max(self.packets));
+    /// The flow summary, with `sent` data packets at the sender, `generated` by its
+    /// application, and the sender's smoothness if known.
+    pub fn flow_summary(
+        &self,
+        name: &str,
+        sent: u64,
+        generated: u64,
+        smoothness_cov: Option<f64>,
+    ) -> FlowSummary {
+        let received = self.packets;
         let per_s = |bytes: u64| {
             if self.span_s > 0.0 {
                 bytes as f64 * 8.0 / self.span_s
@@ -276,15 +301,26 @@ impl ReceiverReport {
             sent_packets: sent,
             received_packets: received,
             dropped_packets: sent.saturating_sub(received),
+            dropped_by_cause: [("network".to_string(), sent.saturating_sub(received))]
+                .into_iter()
+                .collect(),
+            generated_packets: generated,
             throughput_bps: per_s(self.wire_bytes),
             goodput_bps: per_s(self.payload_bytes),
             loss_rate: ratio(sent.saturating_sub(received)),
-            pdr: ratio(received),
+            pdr: if generated > 0 {
+                received as f64 / generated as f64
+            } else {
+                0.0
+            },
             delay_mean_s: self.delay.delay_mean_s,
+            delay_median_s: self.delay.delay_median_s,
             delay_p95_s: self.delay.delay_p95_s,
+            delay_p99_s: self.delay.delay_p99_s,
             jitter_mean_s: self.delay.jitter_mean_s,
             jitter_range_s: self.delay.jitter_range_s,
             jitter_rfc3550_s: self.delay.jitter_rfc3550_s,
+            smoothness_cov,
         }
     }
 }
@@ -335,7 +371,7 @@ mod tests {
             span_s: 2.0,
             ..ReceiverReport::default()
         };
-        let f = r.flow_summary("f", 100);
+        let f = r.flow_summary("f", 100, 100, None);
         assert_eq!(f.dropped_packets, 10);
         assert!((f.loss_rate - 0.1).abs() < 1e-12);
         assert!((f.pdr - 0.9).abs() < 1e-12);

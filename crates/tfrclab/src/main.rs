@@ -24,6 +24,10 @@ enum Command {
     /// Write an NS-2.35 Tcl script that builds the same experiment as a scenario file.
     #[command(name = "export-ns2", long_about = commands::export_ns2::LONG_ABOUT)]
     ExportNs2(commands::export_ns2::Args),
+    /// Send TFRC over a real UDP socket to `tfrclab recv`: a file, stdin, or generated data.
+    Send(commands::send::Args),
+    /// Receive a `tfrclab send` session over UDP and print its summary.
+    Recv(commands::recv::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +55,8 @@ fn main() -> ExitCode {
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
         Command::ExportNs2(args) => commands::export_ns2::run(&args),
+        Command::Send(args) => commands::send::run(&args),
+        Command::Recv(args) => commands::recv::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -3,3 +3,5 @@
 pub mod bench;
 pub mod equation;
 pub mod export_ns2;
+pub mod recv;
+pub mod send;

@@ -1,0 +1,327 @@
+//! `tfrclab send`: TFRC over a real UDP socket to a `tfrclab recv` (issue 8). Sends a file,
+//! stdin, or generated data (bulk, or CBR with `--rate-limit`); shows a live status line on a
+//! terminal; prints the flow summary with the metric names of `summary.json`.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use serde::Serialize;
+use tfrc::{Profile, ProfileKind};
+use tfrc_udp::{FlowSummary, Sender, SenderOptions, SenderStats, Source};
+
+use crate::scenario::units;
+use crate::EXIT_BAD_INPUT;
+
+/// Arguments of `tfrclab send`.
+#[derive(Parser, Debug)]
+pub struct Args {
+    /// Receiver address (HOST:PORT) where `tfrclab recv` listens.
+    #[arg(long, value_name = "ADDR")]
+    to: String,
+    /// Stop after this long ("30", "30s", "500ms"); default 10 s for generated data, until the
+    /// end of the input otherwise.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    duration: Option<Duration>,
+    /// Send this file, or `-` for stdin, one segment per packet (default: generated data).
+    #[arg(long, value_name = "FILE|-")]
+    input: Option<String>,
+    /// The application's rate ("2Mbps", "500kb", bit/s): data become ready no faster, so TFRC
+    /// sends at min(X, R). Without it, the source is greedy.
+    #[arg(long = "rate-limit", value_name = "R", value_parser = rate)]
+    rate_limit: Option<f64>,
+    /// TFRC profile: `rfc5348` or `ns2`.
+    #[arg(long, value_name = "NAME", default_value = "rfc5348", value_parser = profile)]
+    profile: ProfileKind,
+    /// Segment size s in bytes (payload per packet).
+    #[arg(long = "segment-size", value_name = "BYTES", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=tfrc_udp::MAX_SEGMENT as i64))]
+    segment_size: u32,
+    /// Protected mode (E6): RSA-OAEP key exchange and ChaCha20-Poly1305 sealing.
+    #[arg(long)]
+    protect: bool,
+    /// Lower bound on the nofeedback interval ("100ms"); departs from RFC 5348, whose
+    /// max(4R, 2s/X) fires between feedbacks on a LAN. Default: none (the RFC).
+    #[arg(long = "nofeedback-min", value_name = "DURATION", value_parser = duration)]
+    nofeedback_min: Option<Duration>,
+    /// Write one JSON line of sender state per feedback to FILE.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Flow name in the summary.
+    #[arg(long, value_name = "NAME", default_value = "tfrc")]
+    name: String,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// No live status line.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn duration(v: &str) -> Result<Duration, String> {
+    let d = units::parse_duration(v)?;
+    if d.is_zero() {
+        return Err(format!("'{v}' must be longer than zero"));
+    }
+    Ok(d)
+}
+
+fn rate(v: &str) -> Result<f64, String> {
+    let bps = units::parse_bandwidth(v)?;
+    if bps <= 0.0 {
+        return Err(format!("'{v}' must be a rate above zero"));
+    }
+    Ok(bps / 8.0)
+}
+
+fn profile(v: &str) -> Result<ProfileKind, String> {
+    v.parse::<Profile>()
+        .map(|p| p.kind)
+        .map_err(|e| e.to_string())
+}
+
+/// Resolve `--flag ADDR` to one socket address, or say what is wrong with it.
+pub(crate) fn resolve(flag: &str, addr: &str) -> Result<SocketAddr, String> {
+    addr.to_socket_addrs()
+        .map_err(|e| format!("{flag} {addr}: {e} (expected HOST:PORT)"))?
+        .next()
+        .ok_or_else(|| format!("{flag} {addr}: no address"))
+}
+
+/// Report bad input: one line, exit code 2.
+pub(crate) fn bad_input(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// The live status line, redrawn in place on a terminal.
+pub(crate) struct Status {
+    on: bool,
+}
+
+impl Status {
+    pub(crate) fn new(quiet: bool) -> Status {
+        Status {
+            on: !quiet && io::stderr().is_terminal(),
+        }
+    }
+
+    pub(crate) fn show(&self, line: &str) {
+        if self.on {
+            eprint!("\r\x1b[K{line}");
+            let _ = io::stderr().flush();
+        }
+    }
+
+    pub(crate) fn clear(&self) {
+        if self.on {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+fn status_line(s: &SenderStats) -> String {
+    format!(
+        "send {:6.1}s  X {:8.3} Mb/s  X_recv {:8.3} Mb/s  RTT {}  p {:.5}  sent {}{}",
+        s.elapsed_s,
+        s.x_bps / 1e6,
+        s.x_recv_bps / 1e6,
+        s.rtt_s
+            .map_or("-".to_string(), |r| format!("{:.2} ms", r * 1e3)),
+        s.p,
+        s.packets_sent,
+        if s.slow_start { "  (slow start)" } else { "" },
+    )
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("null".to_string(), |x| format!("{x:.6}"))
+}
+
+/// Print a flow summary as `name value` lines under the metric names of `summary.json`.
+pub(crate) fn print_flow(out: &mut dyn Write, f: &FlowSummary) -> io::Result<()> {
+    writeln!(out, "name              {}", f.name)?;
+    writeln!(out, "kind              {}", f.kind)?;
+    writeln!(out, "sent_packets      {}", f.sent_packets)?;
+    writeln!(out, "received_packets  {}", f.received_packets)?;
+    writeln!(out, "dropped_packets   {}", f.dropped_packets)?;
+    writeln!(out, "generated_packets {}", f.generated_packets)?;
+    writeln!(out, "throughput_bps    {:.0}", f.throughput_bps)?;
+    writeln!(out, "goodput_bps       {:.0}", f.goodput_bps)?;
+    writeln!(out, "loss_rate         {:.6}", f.loss_rate)?;
+    writeln!(out, "pdr               {:.6}", f.pdr)?;
+    writeln!(out, "delay_mean_s      {}", opt(f.delay_mean_s))?;
+    writeln!(out, "delay_median_s    {}", opt(f.delay_median_s))?;
+    writeln!(out, "delay_p95_s       {}", opt(f.delay_p95_s))?;
+    writeln!(out, "delay_p99_s       {}", opt(f.delay_p99_s))?;
+    writeln!(out, "jitter_mean_s     {}", opt(f.jitter_mean_s))?;
+    writeln!(out, "jitter_range_s    {}", opt(f.jitter_range_s))?;
+    writeln!(out, "jitter_rfc3550_s  {}", opt(f.jitter_rfc3550_s))?;
+    writeln!(out, "smoothness_cov    {}", opt(f.smoothness_cov))
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    flows: Vec<&'a FlowSummary>,
+    sender: &'a SenderStats,
+    receiver: Option<&'a tfrc_udp::ReceiverReport>,
+}
+
+/// Run the subcommand.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let to = match resolve("--to", &args.to) {
+        Ok(a) => a,
+        Err(m) => return Ok(bad_input(&m)),
+    };
+    let mut input: Option<Box<dyn Read + Send>> = match args.input.as_deref() {
+        None => None,
+        Some("-") => Some(Box::new(io::stdin())),
+        Some(p) => match File::open(p) {
+            Ok(f) => Some(Box::new(f)),
+            Err(e) => return Ok(bad_input(&format!("--input {p}: {e}"))),
+        },
+    };
+    let log: Option<Box<dyn Write + Send>> = match &args.log {
+        None => None,
+        Some(p) => match File::create(p) {
+            Ok(f) => Some(Box::new(io::BufWriter::new(f))),
+            Err(e) => return Ok(bad_input(&format!("--log {}: {e}", p.display()))),
+        },
+    };
+    let source = if input.is_some() {
+        Source::Messages
+    } else {
+        Source::Generated
+    };
+    let duration = match (args.duration, source) {
+        (None, Source::Generated) => Some(Duration::from_secs(10)),
+        (d, _) => d,
+    };
+    let opts = SenderOptions {
+        profile: Profile::preset(args.profile).with_segment_size(args.segment_size),
+        protect: args.protect,
+        source,
+        rate_limit: args.rate_limit,
+        duration,
+        nofeedback_min: args.nofeedback_min,
+        feedback_log: log,
+        ..SenderOptions::default()
+    };
+    let status = Status::new(args.quiet);
+    status.show(&format!("send: connecting to {to} ..."));
+    let tx = match Sender::connect(to, opts) {
+        Ok(t) => t,
+        Err(e) => {
+            status.clear();
+            anyhow::bail!("send --to {to}: {e}");
+        }
+    };
+    let s = tx.max_message();
+    let read_err = std::thread::scope(|scope| {
+        let reader = input.take().map(|mut r| {
+            let tx = &tx;
+            scope.spawn(move || -> io::Result<()> {
+                loop {
+                    let mut chunk = vec![0u8; s];
+                    let mut n = 0;
+                    while n < s {
+                        match r.read(&mut chunk[n..]) {
+                            Ok(0) => break,
+                            Ok(k) => n += k,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    chunk.truncate(n);
+                    if tx.send(chunk).is_err() {
+                        // The sender stopped (duration over).
+                        return Ok(());
+                    }
+                    if n < s {
+                        return Ok(());
+                    }
+                }
+            })
+        });
+        let mut reader = reader;
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            status.show(&status_line(&tx.stats()));
+            let reader_done = reader.as_ref().map_or(true, |h| h.is_finished());
+            if tx.is_finished() || (reader.is_some() && reader_done) {
+                break;
+            }
+        }
+        reader
+            .take()
+            .and_then(|h| h.join().ok())
+            .and_then(|r| r.err())
+    });
+    let report = tx.close();
+    status.clear();
+    if let Some(e) = read_err {
+        let what = args.input.as_deref().unwrap_or("-");
+        anyhow::bail!("--input {what}: {e}");
+    }
+    let report = report?;
+    let mut stdout = io::stdout().lock();
+    match &report.flow {
+        Some(flow) => {
+            let f = FlowSummary {
+                name: args.name.clone(),
+                ..flow.clone()
+            };
+            if args.json {
+                let o = Output {
+                    flows: vec![&f],
+                    sender: &report.sender,
+                    receiver: report.receiver.as_ref(),
+                };
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&o)?)?;
+            } else {
+                print_flow(&mut stdout, &f)?;
+                let r = report.receiver.as_ref();
+                writeln!(
+                    stdout,
+                    "# sender: X {:.3} Mb/s, RTT {}, p {:.5}, feedbacks {}, nofeedback expiries {}, hops {}",
+                    report.sender.x_bps / 1e6,
+                    report
+                        .sender
+                        .rtt_s
+                        .map_or("-".into(), |r| format!("{:.3} ms", r * 1e3)),
+                    report.sender.p,
+                    report.sender.feedbacks,
+                    report.sender.nofeedback_expiries,
+                    report
+                        .sender
+                        .hops
+                        .map_or("-".to_string(), |h| h.to_string()),
+                )?;
+                if let Some(r) = r {
+                    writeln!(
+                        stdout,
+                        "# receiver: drops {} ({:?}), reordered {}, protected {}",
+                        r.drops.total(),
+                        r.drops,
+                        r.reordered,
+                        r.protected
+                    )?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            anyhow::bail!(
+                "the receiver did not answer the FIN; sent {} packets, no summary",
+                report.sender.packets_sent
+            )
+        }
+    }
+}
