@@ -658,6 +658,14 @@ fn opposite(d: Direction) -> Direction {
     }
 }
 
+/// Whether a packet enters its flow's statistics ([`crate::stats::FlowRecorder`]). In the data direction only
+/// packets carrying application payload count: a TCP SYN is connection set-up, and the papers'
+/// tables (seed 004's sent/received/delay/jitter columns) leave it out. Every packet still
+/// enters the conservation [`Account`].
+fn metered(pkt: &Packet) -> bool {
+    pkt.dir == Direction::Reverse || pkt.payload > 0
+}
+
 /// Results of one flow.
 #[derive(Clone, Debug)]
 pub struct FlowResults {
@@ -913,7 +921,7 @@ impl Simulator {
                 };
                 let slot = &mut self.agents[idx];
                 slot.desired = Some(key);
-                if slot.queued.map_or(true, |q| q > key) {
+                if slot.queued.is_none_or(|q| q > key) {
                     slot.queued = Some(key);
                     self.heap.push(Entry {
                         key,
@@ -976,7 +984,9 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
-        f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
+        if metered(&pkt) {
+            f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
+        }
         self.arrive(pkt, node);
     }
 
@@ -1010,9 +1020,11 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
-        f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
-        if pkt.exposed {
-            f.rec[d].on_exposed(self.now);
+        if metered(&pkt) {
+            f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
+            if pkt.exposed {
+                f.rec[d].on_exposed(self.now);
+            }
         }
         self.call_agent(idx, move |a, ctx| a.on_packet(pkt, ctx));
     }
@@ -1025,7 +1037,9 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].dropped[cause.index()] += 1;
-        f.rec[d].on_dropped(self.now, cause);
+        if metered(&pkt) {
+            f.rec[d].on_dropped(self.now, cause);
+        }
     }
 
     fn note_queue(&mut self, l: usize) {

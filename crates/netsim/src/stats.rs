@@ -93,7 +93,7 @@ impl Default for StatsConfig {
 
 impl StatsConfig {
     fn in_window(&self, t: Time) -> bool {
-        t >= self.window_start && self.window_end.map_or(true, |end| t < end)
+        t >= self.window_start && self.window_end.is_none_or(|end| t < end)
     }
 
     fn bin_ns(&self) -> u64 {

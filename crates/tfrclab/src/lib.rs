@@ -7,7 +7,10 @@ pub mod commands;
 pub mod metrics;
 pub mod ns2;
 pub mod report;
+pub mod run_report;
+pub mod runner;
 pub mod scenario;
+pub mod summary;
 
 /// Exit code for bad input (flags, files), as for clap's own usage errors.
 pub const EXIT_BAD_INPUT: u8 = 2;

@@ -4,11 +4,13 @@
 
 pub mod tcp;
 pub mod tcp_sink;
+pub mod tfrc;
 pub mod udp;
 
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
-pub use udp::{CbrConfig, CbrSource, NullSink};
+pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
+pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
 use crate::packet::Packet;
@@ -26,6 +28,22 @@ pub enum AnyAgent {
     TcpSender(Box<TcpSender>),
     /// NS-2 `Agent/TCPSink` (or `Agent/TCPSink/DelAck`).
     TcpSink(TcpSink),
+    /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
+    TfrcSender(Box<TfrcSender>),
+    /// A TFRC receiver driving the `tfrc` core.
+    TfrcReceiver(Box<TfrcReceiver>),
+}
+
+impl From<TfrcSender> for AnyAgent {
+    fn from(a: TfrcSender) -> Self {
+        AnyAgent::TfrcSender(Box::new(a))
+    }
+}
+
+impl From<TfrcReceiver> for AnyAgent {
+    fn from(a: TfrcReceiver) -> Self {
+        AnyAgent::TfrcReceiver(Box::new(a))
+    }
 }
 
 impl From<CbrSource> for AnyAgent {
@@ -58,6 +76,8 @@ macro_rules! dispatch {
             AnyAgent::Cbr($a) => $e,
             AnyAgent::Null($a) => $e,
             AnyAgent::TcpSender($a) => $e,
+            AnyAgent::TfrcSender($a) => $e,
+            AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
         }
     };

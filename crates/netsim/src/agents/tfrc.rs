@@ -1,0 +1,235 @@
+//! TFRC agents: the `tfrc` core's sender and receiver, driven by the simulator's clock.
+//!
+//! The simulator knows TFRC only through the core's public API: packets carry the core's
+//! `DataHeader` and `Feedback` values, wire sizes come from the profile's overhead, and every
+//! rule (slow start, pacing, loss events, feedback timing) is the core's.
+
+use tfrc::{Arrival, Profile, Receiver, Sender};
+
+use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agents::udp::CbrClock;
+use crate::packet::{Header, Packet, PacketKind};
+use crate::Time;
+
+/// A sender wakes this many times at most for packets in one call; the core bounds its bursts
+/// (§4.6: at most one RTT's worth), so reaching this means a core bug, not a busy link.
+const MAX_BURST: usize = 1 << 16;
+
+/// Where the sender's data comes from.
+#[derive(Clone, Debug)]
+pub enum TfrcApp {
+    /// Always data to send (an FTP-like bulk source).
+    Bulk,
+    /// A CBR application hands the sender one segment every `packet_size · 8 / rate` seconds
+    /// (NS-2 `Application/Traffic/CBR` attached to `Agent/TFRC`, as seed 004 runs it).
+    Cbr(CbrClock),
+}
+
+/// The TFRC sender agent.
+#[derive(Clone, Debug)]
+pub struct TfrcSender {
+    sender: Sender,
+    app: TfrcApp,
+    data_len: u32,
+    segment: u32,
+}
+
+impl TfrcSender {
+    /// A sender with `profile` (its segment size and overhead set the packet sizes) fed by
+    /// `app`.
+    pub fn new(profile: &Profile, app: TfrcApp) -> Result<Self, tfrc::ConfigError> {
+        Ok(TfrcSender {
+            sender: Sender::new(profile.sender)?,
+            app,
+            data_len: profile.data_wire_len(),
+            segment: profile.sender.segment_size,
+        })
+    }
+
+    /// The core's sender state (for inspection after a run).
+    pub fn core(&self) -> &Sender {
+        &self.sender
+    }
+
+    fn generate(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        if let TfrcApp::Cbr(clock) = &mut self.app {
+            if clock.due(now) {
+                self.sender.push_packets(now, 1);
+                clock.advance(ctx.rng());
+            }
+        }
+    }
+
+    fn transmit(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        for _ in 0..MAX_BURST {
+            let ttl = self.sender.ttl();
+            let Some(hdr) = self.sender.poll_transmit(now) else {
+                return;
+            };
+            ctx.set_ttl(ttl);
+            let pkt = ctx.packet(
+                PacketKind::TfrcData,
+                self.data_len,
+                self.segment,
+                i64::try_from(hdr.seq).unwrap_or(i64::MAX),
+                Header::TfrcData(hdr),
+            );
+            ctx.send(pkt);
+        }
+    }
+}
+
+impl Agent for TfrcSender {
+    fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        match &mut self.app {
+            TfrcApp::Bulk => self.sender.set_infinite_backlog(now),
+            TfrcApp::Cbr(clock) => clock.start(now),
+        }
+        self.generate(ctx);
+        self.transmit(ctx);
+    }
+
+    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {
+        if let TfrcApp::Cbr(clock) = &mut self.app {
+            clock.stop();
+        }
+        self.sender.stop();
+    }
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        match &pkt.header {
+            Header::TfrcFeedback(fb) => self.sender.on_feedback(now, fb),
+            Header::TimeExceeded { initial_ttl, .. } => {
+                self.sender.on_ttl_exceeded(now, *initial_ttl)
+            }
+            _ => return,
+        }
+        self.transmit(ctx);
+    }
+
+    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        self.generate(ctx);
+        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
+            self.sender.on_timeout(now);
+        }
+        self.transmit(ctx);
+    }
+
+    fn next_wake(&self) -> Option<Time> {
+        let app = match &self.app {
+            TfrcApp::Cbr(clock) => clock.next(),
+            TfrcApp::Bulk => None,
+        };
+        match (app, self.sender.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn next_wake_secs(&self) -> Option<f64> {
+        // NS-2's CBR clock is accumulated in double; report it when it is the next wake.
+        match &self.app {
+            TfrcApp::Cbr(clock) if clock.next() == self.next_wake() => clock.next_secs(),
+            _ => None,
+        }
+    }
+
+    fn app_counters(&self) -> AppCounters {
+        let n = match &self.app {
+            TfrcApp::Cbr(clock) => clock.generated(),
+            TfrcApp::Bulk => self.sender.status().packets_sent,
+        };
+        AppCounters {
+            generated_packets: n,
+            generated_bytes: n * u64::from(self.segment),
+        }
+    }
+
+    fn sample_names(&self) -> &'static [&'static str] {
+        &["x_bps", "x_recv_bps", "p", "rtt_s"]
+    }
+
+    fn sample(&self, out: &mut Vec<f64>) {
+        let s = self.sender.status();
+        out.push(s.x * 8.0);
+        out.push(s.x_recv * 8.0);
+        out.push(s.p);
+        out.push(s.rtt.map_or(f64::NAN, |r| r.as_secs_f64()));
+    }
+}
+
+/// The TFRC receiver agent.
+#[derive(Clone, Debug)]
+pub struct TfrcReceiver {
+    receiver: Receiver,
+    feedback_len: u32,
+}
+
+impl TfrcReceiver {
+    /// A receiver with `profile`.
+    pub fn new(profile: &Profile) -> Result<Self, tfrc::ConfigError> {
+        Ok(TfrcReceiver {
+            receiver: Receiver::new(profile.receiver)?,
+            feedback_len: profile.feedback_wire_len(),
+        })
+    }
+
+    /// The core's receiver state (for inspection after a run).
+    pub fn core(&self) -> &Receiver {
+        &self.receiver
+    }
+
+    fn answer(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        for _ in 0..MAX_BURST {
+            let Some(fb) = self.receiver.poll_feedback(now) else {
+                return;
+            };
+            let seq = i64::try_from(fb.highest_seq).unwrap_or(i64::MAX);
+            let pkt = ctx.packet(
+                PacketKind::TfrcFeedback,
+                self.feedback_len,
+                0,
+                seq,
+                Header::TfrcFeedback(fb),
+            );
+            ctx.send(pkt);
+        }
+    }
+}
+
+impl Agent for TfrcReceiver {
+    fn on_start(&mut self, _ctx: &mut AgentCtx<'_>) {}
+
+    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
+
+    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+        let Header::TfrcData(hdr) = &pkt.header else {
+            return;
+        };
+        let arrival = Arrival {
+            wire_len: pkt.size,
+            ce: pkt.ce,
+            ttl: Some(pkt.ttl),
+        };
+        self.receiver.on_data_with(ctx.now(), hdr, arrival);
+        self.answer(ctx);
+    }
+
+    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+        let now = ctx.now();
+        if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
+            self.receiver.on_timeout(now);
+        }
+        self.answer(ctx);
+    }
+
+    fn next_wake(&self) -> Option<Time> {
+        self.receiver.poll_timeout()
+    }
+}
