@@ -16,6 +16,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Simulate a scenario: per-flow table, summary.json, CSVs and an HTML report.
+    Run(commands::run::Args),
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
     /// Measurements: `bench rsa` times RSA decryption (Carmichael vs Euler d, with and
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Run(args) => commands::run::run(&args),
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
         Command::ExportNs2(args) => commands::export_ns2::run(&args),
