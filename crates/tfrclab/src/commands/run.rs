@@ -144,11 +144,13 @@ pub fn text_table(sum: &summary::Summary) -> String {
     }
     for f in &sum.fairness.friendliness {
         if let Some(r) = f.ratio {
+            let vs = match f.tcp_flows.len() {
+                1..=3 => f.tcp_flows.join(", "),
+                n => format!("{n} TCP flows"),
+            };
             out.push_str(&format!(
-                "friendliness {}: {r:.3} (vs {} on {})\n",
-                f.flow,
-                f.tcp_flows.join(", "),
-                f.bottleneck
+                "friendliness {}: {r:.3} (vs {vs} on {})\n",
+                f.flow, f.bottleneck
             ));
         }
     }
