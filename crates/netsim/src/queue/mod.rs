@@ -4,7 +4,9 @@ mod droptail;
 mod red;
 
 pub use droptail::{DropTail, DropTailConfig};
-pub use red::{AdaptiveRed, Red, RedAverage, RedConfig, RedCounters, RedMaxP, RedThresholds};
+pub use red::{
+    AdaptiveQ3, AdaptiveRed, Red, RedAverage, RedConfig, RedCounters, RedMaxP, RedThresholds,
+};
 
 use rand_chacha::ChaCha8Rng;
 

@@ -14,29 +14,50 @@ use crate::packet::Packet;
 use crate::stats::DropCause;
 use crate::Time;
 
-/// How the average queue is computed.
+/// How the average queue is computed (update point 1).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RedAverage {
     /// NS-2's EWMA with weight q_w, decayed over idle time as if `ptc · idle` packets of an
-    /// empty queue had arrived.
+    /// empty queue had arrived (REDQueue::estimator).
     Ewma,
+    /// Seed 001 Q1 (eq. 4): `avg_i = (1 − w_q)·avg_{i−1} + w_q·q_i + (q_i − q_{i−1})` on every
+    /// arrival to a busy queue, with `q_{i−1}` the queue the previous arrival saw; the first
+    /// arrival after an idle period only decays, `avg = (1 − w_q)^m · avg` with
+    /// `m = int(ptc · idle)` (Fig. 1, as in Floyd & Jacobson 1993). Clamped to `[0, limit]`.
+    ShewhartEwma,
 }
 
-/// How the thresholds evolve.
+/// How the thresholds evolve (update point 2).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RedThresholds {
     /// Fixed at the configured (or auto-derived) values.
     Fixed,
+    /// Seed 001 Q2 (eq. 5): on an arrival where the average rose by more than the gap,
+    /// `(max_th − min_th) < (avg_i − avg_{i−1})`, set
+    /// `min_th = min_th + (q_i − q_{i−1}) + alpha_th` and `max_th = 3·min_th`, then clamp
+    /// `1 packet ≤ min_th ≤ limit` and `max_th ≤ limit`.
+    AutoTuned {
+        /// `alpha_th`, in packets (of `mean_pktsize` bytes in byte mode); `spec/variants.md`
+        /// reads the paper's overloaded α as its own parameter, default 1 packet.
+        alpha_th: f64,
+    },
 }
 
-/// How max_p evolves.
+/// How max_p evolves (update point 3).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RedMaxP {
     /// Fixed at 1 / `linterm`.
     Fixed,
-    /// NS-2's Adaptive RED (`adaptive_ 1`, Floyd, Gummadi & Shenker 2001): every `interval`,
-    /// AIMD on max_p to keep the average in the middle of the thresholds.
-    Adaptive(AdaptiveRed),
+    /// The Adaptive RED baseline exactly as NS-2.35 runs it (`adaptive_ 1`, Floyd, Gummadi &
+    /// Shenker 2001): on an arrival more than `interval` after max_p last *changed*, AIMD on
+    /// max_p towards the middle 40–60 % of the thresholds, bounded by `top > max_p` and
+    /// `max_p > bottom`; the gentle segment stays anchored at the initial max_p.
+    AdaptiveRed(AdaptiveRed),
+    /// Seed 001 Q3 (Fig. 1): the same AIMD, evaluated once per `interval` whether or not max_p
+    /// changes, guarded by `max_p ≤ top` / `max_p ≥ bottom` as printed, with the target band
+    /// taken from the current (possibly Q2-moved) thresholds and the whole p(avg) line,
+    /// gentle segment included, following the current max_p.
+    Q3(AdaptiveQ3),
 }
 
 /// Adaptive RED parameters (NS-2 defaults).
@@ -62,6 +83,33 @@ impl Default for AdaptiveRed {
             interval: 0.5,
             top: 0.5,
             bottom: 0.0,
+        }
+    }
+}
+
+/// Seed 001 Q3 parameters (Fig. 1 after Floyd et al. 2001; `spec/variants.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdaptiveQ3 {
+    /// Cap of the additive step: `alpha = min(alpha, max_p/4)`, default 0.01.
+    pub alpha: f64,
+    /// Multiplicative decrease factor, default 0.9.
+    pub beta: f64,
+    /// Seconds between evaluations, default 0.5.
+    pub interval: f64,
+    /// Increase only while `max_p ≤ top`, default 0.5.
+    pub top: f64,
+    /// Decrease only while `max_p ≥ bottom`, default 0.01.
+    pub bottom: f64,
+}
+
+impl Default for AdaptiveQ3 {
+    fn default() -> Self {
+        AdaptiveQ3 {
+            alpha: 0.01,
+            beta: 0.9,
+            interval: 0.5,
+            top: 0.5,
+            bottom: 0.01,
         }
     }
 }
@@ -130,6 +178,30 @@ impl Default for RedConfig {
     }
 }
 
+impl RedConfig {
+    /// The Adaptive RED baseline (Floyd, Gummadi & Shenker 2001) as NS-2.35 runs it with its
+    /// automatic parameters: `adaptive_ 1`, thresholds from the target delay
+    /// (`thresh_ 0`, `maxthresh_ 0`), `q_weight_ 0` (w_q = 1 − exp(−1/C), the paper's §5
+    /// choice and NS-2's Adaptive RED test suite's), `bottom_ 0` (auto), gentle.
+    pub fn ared() -> Self {
+        RedConfig {
+            q_weight: 0.0,
+            max_p: RedMaxP::AdaptiveRed(AdaptiveRed::default()),
+            ..RedConfig::default()
+        }
+    }
+
+    /// Seed 001's enhanced RED: Q1 + Q2 + Q3 on NS-2's RED defaults.
+    pub fn ered() -> Self {
+        RedConfig {
+            average: RedAverage::ShewhartEwma,
+            thresholds: RedThresholds::AutoTuned { alpha_th: 1.0 },
+            max_p: RedMaxP::Q3(AdaptiveQ3::default()),
+            ..RedConfig::default()
+        }
+    }
+}
+
 /// Counters specific to RED.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RedCounters {
@@ -142,6 +214,12 @@ pub struct RedCounters {
     pub overflow_drops: u64,
     /// ECN marks instead of drops.
     pub marks: u64,
+    /// Q2: arrivals that moved the thresholds.
+    pub threshold_moves: u64,
+    /// Adaptive RED or Q3: max_p increases.
+    pub max_p_increases: u64,
+    /// Adaptive RED or Q3: max_p decreases.
+    pub max_p_decreases: u64,
 }
 
 /// A RED queue.
@@ -151,21 +229,30 @@ pub struct Red {
     /// Packets per second at the mean packet size (NS-2 `ptc`).
     ptc: f64,
     q_w: f64,
+    /// One packet in queue units (`mean_pktsize` bytes in byte mode, else 1).
+    unit: f64,
+    /// The hard limit in queue units: Q1 clamps the average and Q2 the thresholds to it.
+    lim: f64,
     /// Thresholds in queue units (bytes in byte mode).
     th_min: f64,
     th_max: f64,
     cur_max_p: f64,
+    /// max_p at reset: NS-2's gentle segment stays anchored there under Adaptive RED.
+    init_max_p: f64,
     bottom: f64,
     v_a: f64,
     v_b: f64,
     v_c: f64,
     v_d: f64,
     ave: f64,
+    /// The queue the previous arrival saw (q_{i−1} of seed 001 eq. 4 and 5).
+    q_prev: f64,
     count: u64,
     count_bytes: u64,
     old: bool,
     idle: bool,
     idletime: Time,
+    /// Adaptive RED: when max_p last changed (NS-2 `lastset`); Q3: the last evaluation.
     lastset: Time,
     q: VecDeque<Packet>,
     bytes: u64,
@@ -181,53 +268,76 @@ enum DropType {
 
 impl Red {
     /// A RED queue on a link of `bandwidth_bps` and one-way `delay_secs`, with NS-2's
-    /// automatic parameters (REDQueue::initialize_params and reset).
+    /// automatic parameters (REDQueue::initialize_params and reset). A weight that is not in
+    /// (0, 1] and not one of NS-2's codes (0, −1, −2), or a negative or non-finite threshold,
+    /// falls back to the automatic choice, so no configuration yields a NaN average.
     pub fn new(cfg: RedConfig, bandwidth_bps: f64, delay_secs: f64) -> Self {
         let mean = f64::from(cfg.mean_pktsize.max(1));
-        let bw = if bandwidth_bps > 0.0 {
+        let bw = if bandwidth_bps > 0.0 && bandwidth_bps.is_finite() {
             bandwidth_bps
         } else {
             1.0
         };
         let ptc = bw / (8.0 * mean);
+        let auto_q_w = || {
+            let rtt = (3.0 * (delay_secs + 1.0 / ptc)).max(0.1);
+            1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+        };
         let q_w = if cfg.q_weight == 0.0 {
             1.0 - (-1.0 / ptc).exp()
         } else if cfg.q_weight == -1.0 {
-            let rtt = (3.0 * (delay_secs + 1.0 / ptc)).max(0.1);
-            1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+            auto_q_w()
         } else if cfg.q_weight == -2.0 {
             1.0 - (-10.0 / ptc).exp()
         } else {
             cfg.q_weight
         };
-        let mut th_min_pkts = cfg.thresh;
+        let q_w = if q_w > 0.0 && q_w <= 1.0 {
+            q_w
+        } else {
+            let w = auto_q_w();
+            // On a link so fast that the weight underflows, keep a tiny positive one.
+            if w > 0.0 && w <= 1.0 {
+                w
+            } else {
+                f64::MIN_POSITIVE
+            }
+        };
+        let sane = |x: f64| if x.is_finite() && x > 0.0 { x } else { 0.0 };
+        let mut th_min_pkts = sane(cfg.thresh);
         if th_min_pkts == 0.0 {
             th_min_pkts = (cfg.targetdelay * ptc / 2.0).max(5.0);
+            if !th_min_pkts.is_finite() {
+                th_min_pkts = 5.0;
+            }
         }
-        let th_max_pkts = if cfg.maxthresh == 0.0 {
-            3.0 * th_min_pkts
-        } else {
-            cfg.maxthresh
+        let th_max_pkts = match sane(cfg.maxthresh) {
+            0.0 => 3.0 * th_min_pkts,
+            x => x,
         };
         let unit = if cfg.queue_in_bytes { mean } else { 1.0 };
         let bottom = match &cfg.max_p {
-            RedMaxP::Adaptive(a) if a.bottom == 0.0 => (80_000.0 / bw).min(0.01),
-            RedMaxP::Adaptive(a) => a.bottom,
-            RedMaxP::Fixed => 0.0,
+            RedMaxP::AdaptiveRed(a) if a.bottom == 0.0 => (80_000.0 / bw).min(0.01),
+            RedMaxP::AdaptiveRed(a) => a.bottom,
+            RedMaxP::Fixed | RedMaxP::Q3(_) => 0.0,
         };
         let linterm = if cfg.linterm > 0.0 { cfg.linterm } else { 1.0 };
         let mut red = Red {
             ptc,
             q_w,
+            unit,
+            lim: f64::from(cfg.limit) * unit,
             th_min: th_min_pkts * unit,
             th_max: th_max_pkts * unit,
             cur_max_p: 1.0 / linterm,
+            init_max_p: 1.0 / linterm,
             bottom,
             v_a: 0.0,
             v_b: 0.0,
             v_c: 0.0,
             v_d: 0.0,
             ave: 0.0,
+            q_prev: 0.0,
             count: 0,
             count_bytes: 0,
             old: false,
@@ -243,8 +353,9 @@ impl Red {
         red
     }
 
-    /// The p(avg) line's coefficients. NS-2 computes them once at reset, so with Adaptive RED
-    /// the gentle segment keeps the initial max_p (as in NS-2).
+    /// The p(avg) line's coefficients. NS-2 computes them once at reset, so under Adaptive RED
+    /// the gentle segment keeps the initial max_p (as in NS-2); Q2 and Q3 recompute them
+    /// whenever a threshold or max_p moves, so that the line stays continuous.
     fn derive_slopes(&mut self) {
         let mut diff = self.th_max - self.th_min;
         if diff == 0.0 {
@@ -252,9 +363,13 @@ impl Red {
         }
         self.v_a = 1.0 / diff;
         self.v_b = -self.th_min / diff;
+        let anchor = match self.cfg.max_p {
+            RedMaxP::AdaptiveRed(_) => self.init_max_p,
+            RedMaxP::Fixed | RedMaxP::Q3(_) => self.cur_max_p,
+        };
         if self.cfg.gentle && self.th_max > 0.0 {
-            self.v_c = (1.0 - self.cur_max_p) / self.th_max;
-            self.v_d = 2.0 * self.cur_max_p - 1.0;
+            self.v_c = (1.0 - anchor) / self.th_max;
+            self.v_d = 2.0 * anchor - 1.0;
         }
     }
 
@@ -278,6 +393,11 @@ impl Red {
         self.q_w
     }
 
+    /// The hard limit in queue units (bytes in byte mode).
+    pub fn limit_units(&self) -> f64 {
+        self.lim
+    }
+
     /// Drop and mark counters.
     pub fn counters(&self) -> RedCounters {
         self.counters
@@ -291,46 +411,114 @@ impl Red {
         }
     }
 
-    /// Update point 1: the average, given the instantaneous queue and `m` packet times of
-    /// idleness to decay over (NS-2 REDQueue::estimator with m + 1 steps).
-    fn update_average(&mut self, nqueued: u64, m: i64) {
+    /// Update point 1: the average, given the instantaneous queue, whether this is the first
+    /// arrival after an idle period, and `m` packet times of idleness to decay over.
+    fn update_average(&mut self, nqueued: u64, after_idle: bool, m: i64) {
+        let keep = 1.0 - self.q_w;
+        let decay = |steps: i64| {
+            if steps > i64::from(i32::MAX) {
+                0.0
+            } else {
+                keep.powi(steps.max(0) as i32)
+            }
+        };
+        let q = nqueued as f64;
         match self.cfg.average {
             RedAverage::Ewma => {
-                let keep = 1.0 - self.q_w;
-                let steps = m.saturating_add(1);
-                let decay = if steps > i64::from(i32::MAX) {
+                // REDQueue::estimator with m + 1 steps.
+                self.ave = self.ave * decay(m.saturating_add(1)) + self.q_w * q;
+            }
+            RedAverage::ShewhartEwma => {
+                let next = if after_idle {
+                    // Fig. 1: "m = f(time − q_time); avg = (1 − wq)^m avg".
+                    self.ave * decay(m)
+                } else {
+                    // Eq. 4: the EWMA plus the trend term.
+                    keep * self.ave + self.q_w * q + (q - self.q_prev)
+                };
+                // spec/variants.md Q1: clamp to [0, limit]; the trend term alone could take
+                // the average below zero when a burst drains.
+                self.ave = if next.is_nan() {
                     0.0
                 } else {
-                    keep.powi(steps as i32)
+                    next.max(0.0).min(self.lim)
                 };
-                self.ave = self.ave * decay + self.q_w * nqueued as f64;
             }
         }
     }
 
-    /// Update point 2: the thresholds, after the average moved from `_old_ave`.
-    fn update_thresholds(&mut self, _old_ave: f64) {
-        match self.cfg.thresholds {
-            RedThresholds::Fixed => {}
+    /// Update point 2: the thresholds, after the average moved from `old_ave`, given the queue
+    /// this arrival saw.
+    fn update_thresholds(&mut self, old_ave: f64, nqueued: u64) {
+        let RedThresholds::AutoTuned { alpha_th } = self.cfg.thresholds else {
+            return;
+        };
+        // Eq. 5's trigger: the average rose by more than the gap between the thresholds.
+        if self.th_max - self.th_min >= self.ave - old_ave {
+            return;
         }
+        let lo = self.th_min + (nqueued as f64 - self.q_prev) + alpha_th * self.unit;
+        if !lo.is_finite() {
+            return;
+        }
+        // spec/variants.md Q2: 1 packet ≤ min_th and max_th ≤ limit; min_th ≤ limit too, so
+        // that min_th ≤ max_th and the p(avg) line keeps a non-negative slope.
+        let lo = lo.max(self.unit).min(self.lim);
+        self.th_min = lo;
+        self.th_max = (3.0 * lo).min(self.lim);
+        self.counters.threshold_moves += 1;
+        self.derive_slopes();
     }
 
-    /// Update point 3: max_p (NS-2 runs it inside the estimator, on every arrival).
+    /// Update point 3: max_p (NS-2 runs Adaptive RED inside the estimator, on every arrival).
     fn update_max_p(&mut self, now: Time) {
-        if let RedMaxP::Adaptive(a) = &self.cfg.max_p {
-            let interval = Time::from_secs_f64(a.interval).as_nanos();
-            if now.as_nanos() <= self.lastset.as_nanos().saturating_add(interval) {
-                return;
+        let before = self.cur_max_p;
+        match &self.cfg.max_p {
+            RedMaxP::Fixed => return,
+            RedMaxP::AdaptiveRed(a) => {
+                // REDQueue::updateMaxP, called when now > lastset + interval.
+                let interval = Time::from_secs_f64(a.interval).as_nanos();
+                if now.as_nanos() <= self.lastset.as_nanos().saturating_add(interval) {
+                    return;
+                }
+                let part = 0.4 * (self.th_max - self.th_min);
+                if self.ave < self.th_min + part && self.cur_max_p > self.bottom {
+                    self.cur_max_p *= a.beta;
+                    self.lastset = now;
+                } else if self.ave > self.th_max - part && a.top > self.cur_max_p {
+                    self.cur_max_p += a.alpha.min(0.25 * self.cur_max_p);
+                    self.lastset = now;
+                }
             }
-            let part = 0.4 * (self.th_max - self.th_min);
-            if self.ave < self.th_min + part && self.cur_max_p > self.bottom {
-                self.cur_max_p *= a.beta;
+            RedMaxP::Q3(a) => {
+                // Fig. 1: "Every interval seconds", here at the first arrival of each interval.
+                let interval = Time::from_secs_f64(a.interval).as_nanos();
+                if now.as_nanos().saturating_sub(self.lastset.as_nanos()) < interval {
+                    return;
+                }
                 self.lastset = now;
-            } else if self.ave > self.th_max - part && a.top > self.cur_max_p {
-                let step = a.alpha.min(0.25 * self.cur_max_p);
-                self.cur_max_p += step;
-                self.lastset = now;
+                let gap = self.th_max - self.th_min;
+                let (low, high) = (self.th_min + 0.4 * gap, self.th_min + 0.6 * gap);
+                if self.ave > high && self.cur_max_p <= a.top {
+                    // alpha = min(0.01, max_p/4), from max_p before the step (Floyd 2001).
+                    self.cur_max_p += a.alpha.min(0.25 * self.cur_max_p);
+                } else if self.ave < low && self.cur_max_p >= a.bottom {
+                    self.cur_max_p *= a.beta;
+                }
+                // A probability bound: no parameter can take max_p outside [0, 1].
+                self.cur_max_p = self.cur_max_p.clamp(0.0, 1.0);
             }
+        }
+        if !self.cur_max_p.is_finite() {
+            self.cur_max_p = before;
+        }
+        if self.cur_max_p > before {
+            self.counters.max_p_increases += 1;
+        } else if self.cur_max_p < before {
+            self.counters.max_p_decreases += 1;
+        }
+        if self.cur_max_p != before && matches!(self.cfg.max_p, RedMaxP::Q3(_)) {
+            self.derive_slopes();
         }
     }
 
@@ -395,6 +583,7 @@ impl Red {
     /// Offer a packet at `now`; returns the packet dropped, if any (REDQueue::enque).
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped> {
         let mut m: i64 = 0;
+        let after_idle = self.idle;
         if self.idle {
             // NS-2 pretends ptc · idle_time packets of an empty queue arrived while idle
             // (int() truncation).
@@ -404,9 +593,12 @@ impl Red {
         }
         let old_ave = self.ave;
         let nq = self.qlen();
-        self.update_average(nq, m);
+        // Fig. 1's order: average, thresholds, max_p, then the drop decision. Plain RED and
+        // Adaptive RED have fixed thresholds, so their order is NS-2's.
+        self.update_average(nq, after_idle, m);
+        self.update_thresholds(old_ave, nq);
         self.update_max_p(now);
-        self.update_thresholds(old_ave);
+        self.q_prev = nq as f64;
 
         self.count += 1;
         self.count_bytes += u64::from(pkt.size);
@@ -670,7 +862,7 @@ mod tests {
     #[test]
     fn adaptive_max_p_moves_toward_target() {
         let cfg = RedConfig {
-            max_p: RedMaxP::Adaptive(AdaptiveRed::default()),
+            max_p: RedMaxP::AdaptiveRed(AdaptiveRed::default()),
             ..RedConfig::default()
         };
         let mut r = Red::new(cfg, 10e6, 0.01);
@@ -684,5 +876,303 @@ mod tests {
         r.ave = lo;
         r.update_max_p(Time::from_secs_f64(2.0));
         assert!((r.max_p() - 0.099).abs() < 1e-12);
+    }
+
+    /// Packet-mode RED with explicit weight and thresholds, on 8 Mb/s (ptc = 2000 packets/s
+    /// of 500 bytes).
+    fn packet_red(average: RedAverage, q_weight: f64, thresh: f64, max: f64, limit: u32) -> Red {
+        Red::new(
+            RedConfig {
+                queue_in_bytes: false,
+                bytes: false,
+                q_weight,
+                thresh,
+                maxthresh: max,
+                limit,
+                average,
+                ..RedConfig::default()
+            },
+            8e6,
+            0.01,
+        )
+    }
+
+    #[test]
+    fn q1_shewhart_ewma_adds_the_trend_and_clamps() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        // Thresholds far above the limit: only the hard limit (4) drops.
+        let mut r = packet_red(RedAverage::ShewhartEwma, 0.5, 100.0, 300.0, 4);
+        let t0 = Time::ZERO;
+        // First arrival, to an idle queue idle for 0 s: m = 0, avg = 0.5^0 · 0 = 0.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 0.0);
+        // q = 1, q_prev = 0: 0.5·0 + 0.5·1 + (1 − 0) = 1.5.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 1.5);
+        // q = 2: 0.75 + 1 + 1 = 2.75.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 2.75);
+        // q = 3: 1.375 + 1.5 + 1 = 3.875.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 3.875);
+        // q = 4: 1.9375 + 2 + 1 = 4.9375, clamped to the limit 4; the packet overflows.
+        assert!(r.enqueue(pkt(500), t0, &mut rng).is_some());
+        assert_eq!(r.average(), 4.0);
+        // Drain without going idle (every dequeue finds a packet).
+        for _ in 0..4 {
+            assert!(r.dequeue(t0).is_some());
+        }
+        // q = 0, q_prev = 4: 0.5·4 + 0 + (0 − 4) = −2, clamped to 0.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 0.0);
+        // q = 1, q_prev = 0: 0 + 0.5 + 1 = 1.5.
+        r.enqueue(pkt(500), t0, &mut rng);
+        assert_eq!(r.average(), 1.5);
+        // Idle from 0 s; an arrival at 1 ms: m = int(2000 · 0.001) = 2, avg = 0.5² · 1.5, with
+        // no trend term (Fig. 1's idle branch).
+        while r.dequeue(t0).is_some() {}
+        r.enqueue(pkt(500), Time::from_nanos(1_000_000), &mut rng);
+        assert_eq!(r.average(), 0.375);
+        // The next arrival sees q = 1 after q_prev = 0 (the idle arrival's queue):
+        // 0.5·0.375 + 0.5·1 + 1 = 1.6875.
+        r.enqueue(pkt(500), Time::from_nanos(1_000_000), &mut rng);
+        assert_eq!(r.average(), 1.6875);
+    }
+
+    #[test]
+    fn q1_average_minus_queue_is_an_ewma_of_the_increments() {
+        // Eq. 4 rearranged: avg_i − q_i = (1 − w)(avg_{i−1} − q_{i−1}) + w (q_i − q_{i−1}), so
+        // away from the clamps the Shewhart–EWMA average follows the instantaneous queue.
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut r = packet_red(RedAverage::ShewhartEwma, 0.25, 1000.0, 3000.0, 1000);
+        let t = Time::ZERO;
+        // The first arrival, to the idle queue, leaves avg = 0 with q = 0: e = 0.
+        r.enqueue(pkt(500), t, &mut rng);
+        let (mut prev_e, mut prev_q) = (0.0, 0.0);
+        // Departures before each arrival (never emptying the queue): the arrivals see queues
+        // 1, 2, 3, 4, 3, 3, 4, 3, 4.
+        for (k, d) in [0, 0, 0, 0, 2, 1, 0, 2, 0].into_iter().enumerate() {
+            for _ in 0..d {
+                assert!(r.dequeue(t).is_some());
+            }
+            let q = r.len() as f64;
+            r.enqueue(pkt(500), t, &mut rng);
+            let e = r.average() - q;
+            let want = 0.75 * prev_e + 0.25 * (q - prev_q);
+            assert!((e - want).abs() < 1e-12, "arrival {k}: {e} vs {want}");
+            // |e| stays within one packet: the queue is followed, not averaged.
+            assert!(e.abs() <= 1.0, "arrival {k}: e = {e}");
+            (prev_e, prev_q) = (e, q);
+        }
+    }
+
+    #[test]
+    fn q2_moves_thresholds_when_the_average_jumps_more_than_the_gap() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        // EWMA with w = 1 (avg = q); thresholds 0.25 / 0.75: gap 0.5 packet; limit 10.
+        let mut r = Red::new(
+            RedConfig {
+                queue_in_bytes: false,
+                bytes: false,
+                q_weight: 1.0,
+                thresh: 0.25,
+                maxthresh: 0.75,
+                limit: 10,
+                thresholds: RedThresholds::AutoTuned { alpha_th: 1.0 },
+                ..RedConfig::default()
+            },
+            8e6,
+            0.01,
+        );
+        let t = Time::ZERO;
+        // avg 0 → 0: no move.
+        r.enqueue(pkt(500), t, &mut rng);
+        assert_eq!(r.thresholds(), (0.25, 0.75));
+        // avg 0 → 1 > 0.5: min_th = 0.25 + (1 − 0) + 1 = 2.25, max_th = 6.75.
+        r.enqueue(pkt(500), t, &mut rng);
+        assert_eq!(r.thresholds(), (2.25, 6.75));
+        assert_eq!(r.counters().threshold_moves, 1);
+        // avg 1 → 2 < 4.5: no move.
+        r.enqueue(pkt(500), t, &mut rng);
+        assert_eq!(r.thresholds(), (2.25, 6.75));
+        // The p(avg) line follows: p = max_p · (avg − 2.25)/4.5, 0.1 · 0.5 at avg 4.5.
+        r.ave = 4.5;
+        assert!((r.base_p() - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn q2_clamps_min_to_one_packet_and_both_to_the_limit() {
+        let cfg = |qib: bool| RedConfig {
+            queue_in_bytes: qib,
+            q_weight: 0.5,
+            thresh: 0.25,
+            maxthresh: 0.75,
+            limit: 10,
+            thresholds: RedThresholds::AutoTuned { alpha_th: 1.0 },
+            ..RedConfig::default()
+        };
+        // Packet mode. Average up 3 (> 0.5) while the queue fell 5 → 2:
+        // 0.25 + (2 − 5) + 1 = −1.75 → 1 packet; max_th = 3.
+        let mut r = Red::new(cfg(false), 8e6, 0.01);
+        r.ave = 3.0;
+        r.q_prev = 5.0;
+        r.update_thresholds(0.0, 2);
+        assert_eq!(r.thresholds(), (1.0, 3.0));
+        // Thresholds 4 / 4.2, up 1, queue 0 → 8: 4 + 8 + 1 = 13 → limit 10, max_th 10.
+        r.th_min = 4.0;
+        r.th_max = 4.2;
+        r.ave = 1.0;
+        r.q_prev = 0.0;
+        r.update_thresholds(0.0, 8);
+        assert_eq!(r.thresholds(), (10.0, 10.0));
+        assert_eq!(r.counters().threshold_moves, 2);
+        // Byte mode, 500-byte units: 250 / 750 B, average up 1000 B, queue 0 → 1000 B:
+        // 250 + 1000 + 1·500 = 1750 B, max_th 5250 B (limit 5000 B) → 5000 B.
+        let mut r = Red::new(cfg(true), 8e6, 0.01);
+        assert_eq!(r.thresholds(), (125.0, 375.0));
+        r.th_min = 250.0;
+        r.th_max = 750.0;
+        r.ave = 1000.0;
+        r.update_thresholds(0.0, 1000);
+        assert_eq!(r.thresholds(), (1750.0, 5000.0));
+        // No move when the rise equals the gap (eq. 5 is strict).
+        r.ave = 1000.0 + 3250.0;
+        r.update_thresholds(1000.0, 1000);
+        assert_eq!(r.counters().threshold_moves, 1);
+    }
+
+    #[test]
+    fn q3_aimd_every_interval_with_the_printed_bounds() {
+        let cfg = RedConfig {
+            max_p: RedMaxP::Q3(AdaptiveQ3::default()),
+            ..RedConfig::default()
+        };
+        // 10 Mb/s: ptc 2500, min_th = max(5, 0.005 · 2500 / 2) = 6.25 packets = 3125 B,
+        // max_th 9375 B; target band (3125 + 0.4 · 6250, 3125 + 0.6 · 6250) = (5625, 6875).
+        let mut r = Red::new(cfg, 10e6, 0.01);
+        assert_eq!(r.thresholds(), (3125.0, 9375.0));
+        let at = |s: f64| Time::from_secs_f64(s);
+        r.ave = 9375.0;
+        r.update_max_p(at(0.3)); // less than 0.5 s since 0
+        assert_eq!(r.max_p(), 0.1);
+        r.update_max_p(at(0.5)); // 0.1 + min(0.01, 0.025)
+        assert!((r.max_p() - 0.11).abs() < 1e-12);
+        // The gentle segment follows max_p: p(max_th) = max_p, p(2·max_th) = 1.
+        assert!((r.base_p() - 0.11).abs() < 1e-12);
+        r.ave = 2.0 * 9375.0;
+        assert!((r.base_p() - 1.0).abs() < 1e-12);
+        r.ave = 9375.0;
+        r.update_max_p(at(0.9));
+        assert!((r.max_p() - 0.11).abs() < 1e-12);
+        r.update_max_p(at(1.0));
+        assert!((r.max_p() - 0.12).abs() < 1e-12);
+        r.ave = 3125.0;
+        r.update_max_p(at(1.5)); // 0.12 · 0.9
+        assert!((r.max_p() - 0.108).abs() < 1e-12);
+        // In the band nothing changes, but the evaluation still restarts the interval: an
+        // excursion 0.3 s later waits until 2.5 s (NS-2's Adaptive RED would act at 2.3 s).
+        r.ave = 6000.0;
+        r.update_max_p(at(2.0));
+        r.ave = 9375.0;
+        r.update_max_p(at(2.3));
+        assert!((r.max_p() - 0.108).abs() < 1e-12);
+        r.update_max_p(at(2.5));
+        assert!((r.max_p() - 0.118).abs() < 1e-12);
+        // `max_p ≤ 0.5` admits one last step to 0.51, then stops.
+        r.cur_max_p = 0.5;
+        r.update_max_p(at(3.0));
+        assert!((r.max_p() - 0.51).abs() < 1e-12);
+        r.update_max_p(at(3.5));
+        assert!((r.max_p() - 0.51).abs() < 1e-12);
+        // `max_p ≥ 0.01` admits one last decrease to 0.009, then stops.
+        r.cur_max_p = 0.01;
+        r.ave = 0.0;
+        r.update_max_p(at(4.0));
+        assert!((r.max_p() - 0.009).abs() < 1e-12);
+        r.update_max_p(at(4.5));
+        assert!((r.max_p() - 0.009).abs() < 1e-12);
+        // Below 0.04 the step is max_p / 4: 0.02 → 0.025.
+        r.cur_max_p = 0.02;
+        r.ave = 9375.0;
+        r.update_max_p(at(5.0));
+        assert!((r.max_p() - 0.025).abs() < 1e-12);
+        // Increases at 0.5, 1.0, 2.5, 3.0 and 5.0 s; decreases at 1.5 and 4.0 s.
+        let c = r.counters();
+        assert_eq!((c.max_p_increases, c.max_p_decreases), (5, 2));
+    }
+
+    #[test]
+    fn adaptive_red_keeps_ns2_bounds_timer_and_gentle_anchor() {
+        let cfg = RedConfig {
+            max_p: RedMaxP::AdaptiveRed(AdaptiveRed::default()),
+            ..RedConfig::default()
+        };
+        let mut r = Red::new(cfg, 10e6, 0.01);
+        let at = |s: f64| Time::from_secs_f64(s);
+        // bottom_ 0 → min(0.01, 80000 / 10e6) = 0.008.
+        assert!((r.bottom - 0.008).abs() < 1e-15);
+        r.ave = 9375.0;
+        // NS-2: now > lastset + interval, strictly.
+        r.update_max_p(at(0.5));
+        assert_eq!(r.max_p(), 0.1);
+        r.update_max_p(at(0.6));
+        assert!((r.max_p() - 0.11).abs() < 1e-12);
+        // The gentle segment stays at the initial max_p (NS-2 computes v_c, v_d at reset).
+        assert!((r.base_p() - 0.1).abs() < 1e-12);
+        // In the band nothing changes and lastset stays 0.6, so an excursion acts at 1.2 s.
+        r.ave = 6000.0;
+        r.update_max_p(at(1.15));
+        r.ave = 9375.0;
+        r.update_max_p(at(1.2));
+        assert!((r.max_p() - 0.12).abs() < 1e-12);
+        // top_ 0.5 is strict: 0.5 stays 0.5.
+        r.cur_max_p = 0.5;
+        r.update_max_p(at(2.0));
+        assert_eq!(r.max_p(), 0.5);
+        // bottom 0.008 is strict: 0.0085 → 0.00765, then no further.
+        r.cur_max_p = 0.0085;
+        r.ave = 0.0;
+        r.update_max_p(at(3.0));
+        assert!((r.max_p() - 0.00765).abs() < 1e-15);
+        r.update_max_p(at(4.0));
+        assert!((r.max_p() - 0.00765).abs() < 1e-15);
+    }
+
+    #[test]
+    fn presets_select_the_variants() {
+        let a = RedConfig::ared();
+        assert_eq!(a.q_weight, 0.0);
+        assert_eq!(a.max_p, RedMaxP::AdaptiveRed(AdaptiveRed::default()));
+        assert_eq!(
+            (&a.average, &a.thresholds),
+            (&RedAverage::Ewma, &RedThresholds::Fixed)
+        );
+        // q_weight_ 0 gives 1 − exp(−1/ptc): at 10 Mb/s ptc = 2500.
+        let r = Red::new(a, 10e6, 0.01);
+        assert!((r.q_weight() - (1.0 - (-1.0f64 / 2500.0).exp())).abs() < 1e-15);
+        let e = RedConfig::ered();
+        assert_eq!(e.average, RedAverage::ShewhartEwma);
+        assert_eq!(e.thresholds, RedThresholds::AutoTuned { alpha_th: 1.0 });
+        assert_eq!(e.max_p, RedMaxP::Q3(AdaptiveQ3::default()));
+        assert_eq!(e.q_weight, -1.0);
+    }
+
+    #[test]
+    fn invalid_weights_and_thresholds_fall_back_to_the_automatic_ones() {
+        let auto = Red::new(RedConfig::default(), 1.5e6, 0.02);
+        for w in [f64::NAN, 1.5, -0.3, f64::INFINITY] {
+            let r = Red::new(
+                RedConfig {
+                    q_weight: w,
+                    thresh: f64::NAN,
+                    maxthresh: -3.0,
+                    ..RedConfig::default()
+                },
+                1.5e6,
+                0.02,
+            );
+            assert_eq!(r.q_weight(), auto.q_weight(), "{w}");
+            assert_eq!(r.thresholds(), auto.thresholds());
+        }
     }
 }
