@@ -19,8 +19,8 @@ use netsim::{
 };
 
 use crate::scenario::{
-    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedParams, Scenario, TcpVariant,
-    TfrcProfile, Wireless,
+    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedAverage, RedMaxP, RedParams,
+    RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
 };
 
 /// For each scenario link, its forward and (duplex) reverse simplex link ids.
@@ -79,8 +79,36 @@ fn time(d: Duration) -> Time {
     Time::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// NS-2 Queue/RED parameters in the simulator's form.
+/// NS-2 Queue/RED parameters, and the variant policies, in the simulator's form.
 pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
+    use netsim::queue::{AdaptiveQ3, AdaptiveRed};
+    let average = match p.average {
+        RedAverage::Ewma => netsim::queue::RedAverage::Ewma,
+        RedAverage::ShewhartEwma => netsim::queue::RedAverage::ShewhartEwma,
+    };
+    let thresholds = match p.thresholds {
+        RedThresholds::Fixed => netsim::queue::RedThresholds::Fixed,
+        RedThresholds::AutoTuned { alpha_th } => {
+            netsim::queue::RedThresholds::AutoTuned { alpha_th }
+        }
+    };
+    let max_p = match p.max_p {
+        RedMaxP::Fixed => netsim::queue::RedMaxP::Fixed,
+        RedMaxP::AdaptiveQ3(a) => netsim::queue::RedMaxP::Q3(AdaptiveQ3 {
+            alpha: a.alpha,
+            beta: a.beta,
+            interval: a.interval.as_secs_f64(),
+            top: a.top,
+            bottom: a.bottom,
+        }),
+        RedMaxP::AdaptiveRed(a) => netsim::queue::RedMaxP::AdaptiveRed(AdaptiveRed {
+            alpha: a.alpha,
+            beta: a.beta,
+            interval: a.interval.as_secs_f64(),
+            top: a.top,
+            bottom: a.bottom,
+        }),
+    };
     RedConfig {
         limit,
         bytes: p.bytes,
@@ -94,6 +122,9 @@ pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
         setbit: p.setbit,
         gentle: p.gentle,
         targetdelay: p.targetdelay.as_secs_f64(),
+        average,
+        thresholds,
+        max_p,
         ..RedConfig::default()
     }
 }
@@ -223,10 +254,7 @@ fn agents(flow: &Flow) -> Result<(AnyAgent, AnyAgent), RunError> {
 }
 
 /// Build the network of `s` (with `seed`), ready to run.
-pub fn build(
-    s: &Scenario,
-    opts: &RunOptions,
-) -> Result<(netsim::Simulator, LinkIds), RunError> {
+pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
     for n in &s.nodes {

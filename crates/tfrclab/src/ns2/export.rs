@@ -27,8 +27,8 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::scenario::{
-    Event, Flow, FlowKind, Link, LinkAction, LinkDirection, Loss, LossModel, Node, Queue,
-    RedParams, Scenario, TcpVariant, TfrcProfile, Wireless,
+    Event, Flow, FlowKind, Link, LinkAction, LinkDirection, Loss, LossModel, MaxPAimd, Node, Queue,
+    RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
 };
 
 /// How [`export`] writes the script.
@@ -230,7 +230,55 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     wait: _,
                     setbit: _,
                     targetdelay: _,
+                    average,
+                    thresholds,
+                    max_p,
                 } = params;
+                // Seed 001's variants have no NS-2 counterpart; Adaptive RED is NS-2's own
+                // `adaptive_ 1` (netsim agrees with it: crates/netsim/tests/red_ared_ns2.rs).
+                if *average == RedAverage::ShewhartEwma {
+                    bad(
+                        item.clone(),
+                        "uses average = \"shewhart-ewma\" (seed 001 Q1); NS-2.35's Queue/RED \
+                         averages with the plain EWMA only"
+                            .to_string(),
+                        "average = \"ewma\" (queue = \"red\" or \"ared\") for NS-2 \
+                         cross-validation",
+                    );
+                }
+                if let RedThresholds::AutoTuned { .. } = thresholds {
+                    bad(
+                        item.clone(),
+                        "uses thresholds = \"auto-tuned\" (seed 001 Q2); NS-2.35's Queue/RED \
+                         keeps its thresholds fixed"
+                            .to_string(),
+                        "thresholds = \"fixed\" for NS-2 cross-validation",
+                    );
+                }
+                let aimd_ok = |a: &MaxPAimd| {
+                    [a.alpha, a.beta, a.top, a.bottom]
+                        .iter()
+                        .all(|x| x.is_finite() && *x >= 0.0)
+                };
+                match max_p {
+                    RedMaxP::Fixed => {}
+                    RedMaxP::AdaptiveQ3(_) => bad(
+                        item.clone(),
+                        "uses max_p = \"adaptive-q3\" (seed 001 Q3, evaluated every interval \
+                         with its own bounds); NS-2.35's adaptive_ 1 is Adaptive RED, whose \
+                         timer restarts only when max_p changes"
+                            .to_string(),
+                        "max_p = \"adaptive-red\" (or queue = \"ared\") for NS-2 \
+                         cross-validation",
+                    ),
+                    RedMaxP::AdaptiveRed(a) if !aimd_ok(a) => bad(
+                        item.clone(),
+                        "Adaptive RED alpha, beta, top or bottom is not a finite number ≥ 0"
+                            .to_string(),
+                        "finite, non-negative adaptive parameters",
+                    ),
+                    RedMaxP::AdaptiveRed(_) => {}
+                }
                 let finite_nonneg = |x: &Option<f64>| x.map_or(true, |v| v.is_finite() && v >= 0.0);
                 let red_ok = finite_nonneg(thresh)
                     && finite_nonneg(maxthresh)
@@ -1044,8 +1092,11 @@ fn queue_settings(q: &Queue) -> Vec<(&'static str, String)> {
                 wait,
                 setbit,
                 targetdelay,
+                average: _,
+                thresholds: _,
+                max_p,
             } = params;
-            vec![
+            let mut v = vec![
                 ("thresh_", num(thresh.unwrap_or(0.0))),
                 ("maxthresh_", num(maxthresh.unwrap_or(0.0))),
                 ("q_weight_", num(q_weight.unwrap_or(-1.0))),
@@ -1058,7 +1109,19 @@ fn queue_settings(q: &Queue) -> Vec<(&'static str, String)> {
                 ("wait_", tcl_bool(*wait).to_string()),
                 ("setbit_", tcl_bool(*setbit).to_string()),
                 ("targetdelay_", secs(*targetdelay)),
-            ]
+            ];
+            // Adaptive RED; `check` refused seed 001's variants.
+            if let RedMaxP::AdaptiveRed(a) = max_p {
+                v.extend([
+                    ("adaptive_", "1".to_string()),
+                    ("alpha_", num(a.alpha)),
+                    ("beta_", num(a.beta)),
+                    ("interval_", secs(a.interval)),
+                    ("top_", num(a.top)),
+                    ("bottom_", num(a.bottom)),
+                ]);
+            }
+            v
         }
     }
 }

@@ -94,7 +94,8 @@ pub enum Queue {
         /// `[links.droptail] drop_front`.
         drop_front: bool,
     },
-    /// `queue = "red"`.
+    /// `queue = "red"`, or its presets `"ared"` (Adaptive RED) and `"ered"` (seed 001's
+    /// enhanced RED), which only change [`RedParams`]' defaults.
     Red {
         /// `queue_limit`.
         limit: u32,
@@ -103,15 +104,16 @@ pub enum Queue {
     },
 }
 
-/// NS-2 Queue/RED parameters (`spec/tfrc-reference.md` B8). `None` thresholds and weight mean
-/// NS-2's automatic configuration.
+/// NS-2 Queue/RED parameters (`spec/tfrc-reference.md` B8) and the variant policies
+/// (`docs/variants.md`). `None` thresholds and weight mean NS-2's automatic configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedParams {
     /// `thresh` (min threshold), in packets of `mean_pktsize` when in byte mode; None: auto.
     pub thresh: Option<f64>,
     /// `maxthresh`; None: auto (3 × thresh).
     pub maxthresh: Option<f64>,
-    /// `q_weight`; None: auto (NS-2's −1).
+    /// `q_weight`; None: auto (NS-2's −1); `Some(0.0)`: NS-2's `q_weight_ 0`,
+    /// 1 − exp(−1/C) (Floyd et al. 2001, the `"ared"` preset).
     pub q_weight: Option<f64>,
     /// `linterm`: max_p = 1/linterm (default 10).
     pub linterm: f64,
@@ -131,6 +133,73 @@ pub struct RedParams {
     pub setbit: bool,
     /// `targetdelay` (default 5 ms), used by the automatic thresholds.
     pub targetdelay: Duration,
+    /// `average` (default `"ewma"`).
+    pub average: RedAverage,
+    /// `thresholds` (default `"fixed"`) and `alpha_th`.
+    pub thresholds: RedThresholds,
+    /// `max_p` (default `"fixed"`) and `alpha`, `beta`, `interval`, `top`, `bottom`.
+    pub max_p: RedMaxP,
+}
+
+/// `[links.red] average`: how RED averages the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedAverage {
+    /// `"ewma"`: NS-2's EWMA.
+    Ewma,
+    /// `"shewhart-ewma"`: seed 001 Q1 (eq. 4), the EWMA plus the trend `q_i − q_{i−1}`.
+    ShewhartEwma,
+}
+
+/// `[links.red] thresholds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedThresholds {
+    /// `"fixed"`: as configured or automatic.
+    Fixed,
+    /// `"auto-tuned"`: seed 001 Q2 (eq. 5).
+    AutoTuned {
+        /// `alpha_th`, packets (default 1).
+        alpha_th: f64,
+    },
+}
+
+/// `[links.red] max_p`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedMaxP {
+    /// `"fixed"`: 1 / `linterm`.
+    Fixed,
+    /// `"adaptive-q3"`: seed 001 Q3 (Fig. 1), evaluated every `interval`, bounds as printed.
+    AdaptiveQ3(MaxPAimd),
+    /// `"adaptive-red"`: Adaptive RED (Floyd, Gummadi & Shenker 2001) as NS-2.35's
+    /// `adaptive_ 1`; `bottom` 0 means NS-2's automatic min(0.01, 80000/bandwidth).
+    AdaptiveRed(MaxPAimd),
+}
+
+/// The AIMD parameters of both adaptive max_p rules.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaxPAimd {
+    /// `alpha` (0.01): the additive step's cap, min(alpha, max_p/4).
+    pub alpha: f64,
+    /// `beta` (0.9): the multiplicative decrease.
+    pub beta: f64,
+    /// `interval` (0.5 s).
+    pub interval: Duration,
+    /// `top` (0.5): the increase bound.
+    pub top: f64,
+    /// `bottom` (Q3 0.01; Adaptive RED 0 = automatic): the decrease bound.
+    pub bottom: f64,
+}
+
+impl MaxPAimd {
+    /// The defaults of `"adaptive-q3"` (`bottom` 0.01) or `"adaptive-red"` (`bottom` 0, auto).
+    pub fn defaults(adaptive_red: bool) -> Self {
+        MaxPAimd {
+            alpha: 0.01,
+            beta: 0.9,
+            interval: Duration::from_millis(500),
+            top: 0.5,
+            bottom: if adaptive_red { 0.0 } else { 0.01 },
+        }
+    }
 }
 
 impl Default for RedParams {
@@ -148,6 +217,9 @@ impl Default for RedParams {
             wait: true,
             setbit: false,
             targetdelay: Duration::from_millis(5),
+            average: RedAverage::Ewma,
+            thresholds: RedThresholds::Fixed,
+            max_p: RedMaxP::Fixed,
         }
     }
 }

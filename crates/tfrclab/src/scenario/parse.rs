@@ -531,7 +531,7 @@ fn queue_spec(
                 drop_front,
             }
         }
-        "red" => {
+        "red" | "ared" | "ered" => {
             if let Some(d) = droptail {
                 cx.err(
                     d.span(),
@@ -540,6 +540,11 @@ fn queue_spec(
                 );
             }
             let mut p = RedParams::default();
+            if kind == "ared" {
+                // Floyd et al. 2001 §5's automatic weight, as NS-2's q_weight_ 0.
+                p.q_weight = Some(0.0);
+            }
+            red_variants(cx, kind, red.map(|r| r.get_ref()), &mut p);
             if let Some(r) = red {
                 let r = r.get_ref();
                 let positive =
@@ -574,13 +579,17 @@ fn queue_spec(
                 }
                 if let Some(q) = &r.q_weight {
                     let w = *q.get_ref();
-                    if w > 0.0 && w <= 1.0 {
+                    if (w > 0.0 && w <= 1.0) || w == 0.0 {
                         p.q_weight = Some(w);
-                    } else if w != -1.0 {
+                    } else if w == -1.0 {
+                        p.q_weight = None;
+                    } else {
                         cx.err(
                             q.span(),
                             format!("`q_weight` = {w}"),
-                            "a weight in (0, 1], or -1 for NS-2's automatic choice".to_string(),
+                            "a weight in (0, 1], -1 for NS-2's automatic choice, or 0 for \
+                             1 − exp(−1/C)"
+                                .to_string(),
                         );
                     }
                 }
@@ -618,7 +627,8 @@ fn queue_spec(
                 cx.err(
                     q.span(),
                     format!("unknown queue \"{other}\""),
-                    "\"droptail\" or \"red\"".to_string(),
+                    "\"droptail\", \"red\", \"ared\" (Adaptive RED) or \"ered\" (seed 001)"
+                        .to_string(),
                 );
             }
             Queue::DropTail {
@@ -629,6 +639,202 @@ fn queue_spec(
             }
         }
     }
+}
+
+/// `[links.red]`'s variant keys (`docs/variants.md`), over the defaults of `kind`: `"red"`
+/// (all plain), `"ared"` (Adaptive RED) or `"ered"` (seed 001's Q1 + Q2 + Q3). A preset fixes
+/// its three policies; asking it for another is an error rather than a silent hybrid.
+fn red_variants(cx: &mut Ctx<'_>, kind: &str, r: Option<&RawRed>, p: &mut RedParams) {
+    let (average, thresholds, max_p) = match kind {
+        "ared" => (Some("ewma"), Some("fixed"), Some("adaptive-red")),
+        "ered" => (
+            Some("shewhart-ewma"),
+            Some("auto-tuned"),
+            Some("adaptive-q3"),
+        ),
+        _ => (None, None, None),
+    };
+    let pick = |cx: &mut Ctx<'_>,
+                key: &str,
+                given: Option<&Spanned<String>>,
+                preset: Option<&str>,
+                allowed: &[&str]|
+     -> String {
+        let Some(v) = given else {
+            return preset.unwrap_or(allowed[0]).to_string();
+        };
+        let value = v.get_ref().as_str();
+        if !allowed.contains(&value) {
+            let list: Vec<String> = allowed.iter().map(|a| format!("\"{a}\"")).collect();
+            cx.err(
+                v.span(),
+                format!("unknown {key} \"{value}\""),
+                list.join(" or "),
+            );
+            return preset.unwrap_or(allowed[0]).to_string();
+        }
+        if let Some(fixed) = preset.filter(|f| *f != value) {
+            cx.err(
+                v.span(),
+                format!("queue = \"{kind}\" has {key} = \"{fixed}\", not \"{value}\""),
+                format!("queue = \"red\" with {key} = \"{value}\", or no `{key}` key"),
+            );
+            return fixed.to_string();
+        }
+        value.to_string()
+    };
+    let average = pick(
+        cx,
+        "average",
+        r.and_then(|r| r.average.as_ref()),
+        average,
+        &["ewma", "shewhart-ewma"],
+    );
+    let thresholds = pick(
+        cx,
+        "thresholds",
+        r.and_then(|r| r.thresholds.as_ref()),
+        thresholds,
+        &["fixed", "auto-tuned"],
+    );
+    let max_p = pick(
+        cx,
+        "max_p",
+        r.and_then(|r| r.max_p.as_ref()),
+        max_p,
+        &["fixed", "adaptive-q3", "adaptive-red"],
+    );
+    p.average = if average == "shewhart-ewma" {
+        RedAverage::ShewhartEwma
+    } else {
+        RedAverage::Ewma
+    };
+    let owner_err = |cx: &mut Ctx<'_>, span: Range<usize>, key: &str, owner: &str| {
+        cx.err(
+            span,
+            format!("`{key}` applies to {owner} only"),
+            format!("{owner}, or remove `{key}`"),
+        );
+    };
+    p.thresholds = RedThresholds::Fixed;
+    if thresholds == "auto-tuned" {
+        let mut alpha_th = 1.0;
+        if let Some(a) = r.and_then(|r| r.alpha_th.as_ref()) {
+            let x = *a.get_ref();
+            if x.is_finite() && (0.0..=1e6).contains(&x) {
+                alpha_th = x;
+            } else {
+                cx.err(
+                    a.span(),
+                    format!("`alpha_th` = {x}"),
+                    "a number of packets from 0 to 1e6 (default 1)".to_string(),
+                );
+            }
+        }
+        p.thresholds = RedThresholds::AutoTuned { alpha_th };
+    } else if let Some(a) = r.and_then(|r| r.alpha_th.as_ref()) {
+        owner_err(cx, a.span(), "alpha_th", "thresholds = \"auto-tuned\"");
+    }
+    let adaptive_red = max_p == "adaptive-red";
+    if max_p == "fixed" {
+        p.max_p = RedMaxP::Fixed;
+        if let Some(r) = r {
+            let spans = [
+                ("alpha", r.alpha.as_ref().map(|v| v.span())),
+                ("beta", r.beta.as_ref().map(|v| v.span())),
+                ("interval", r.interval.as_ref().map(|v| v.span())),
+                ("top", r.top.as_ref().map(|v| v.span())),
+                ("bottom", r.bottom.as_ref().map(|v| v.span())),
+            ];
+            for (key, span) in spans {
+                if let Some(span) = span {
+                    owner_err(cx, span, key, "max_p = \"adaptive-q3\" or \"adaptive-red\"");
+                }
+            }
+        }
+        return;
+    }
+    let mut a = MaxPAimd::defaults(adaptive_red);
+    if let Some(r) = r {
+        let num = |cx: &mut Ctx<'_>,
+                   v: &Option<Spanned<f64>>,
+                   key: &str,
+                   ok: fn(f64) -> bool,
+                   want: &str,
+                   slot: &mut f64| {
+            if let Some(v) = v {
+                let x = *v.get_ref();
+                if x.is_finite() && ok(x) {
+                    *slot = x;
+                } else {
+                    cx.err(v.span(), format!("`{key}` = {x}"), want.to_string());
+                }
+            }
+        };
+        num(
+            cx,
+            &r.alpha,
+            "alpha",
+            |x| x > 0.0 && x <= 1.0,
+            "a step in (0, 1] (default 0.01)",
+            &mut a.alpha,
+        );
+        num(
+            cx,
+            &r.beta,
+            "beta",
+            |x| x > 0.0 && x < 1.0,
+            "a factor in (0, 1) (default 0.9)",
+            &mut a.beta,
+        );
+        num(
+            cx,
+            &r.top,
+            "top",
+            |x| x > 0.0 && x <= 1.0,
+            "a bound in (0, 1] (default 0.5)",
+            &mut a.top,
+        );
+        num(
+            cx,
+            &r.bottom,
+            "bottom",
+            |x| (0.0..=1.0).contains(&x),
+            if adaptive_red {
+                "a bound in [0, 1]; 0 (default) is NS-2's min(0.01, 80000/bandwidth)"
+            } else {
+                "a bound in [0, 1] (default 0.01)"
+            },
+            &mut a.bottom,
+        );
+        if let Some(i) = &r.interval {
+            if let Some(d) = cx.duration(i, "interval") {
+                if d.is_zero() {
+                    cx.err(
+                        i.span(),
+                        "`interval` is zero",
+                        "a positive duration (default 0.5 s)".to_string(),
+                    );
+                } else {
+                    a.interval = d;
+                }
+            }
+        }
+        if a.bottom > a.top {
+            if let Some(b) = r.bottom.as_ref().or(r.top.as_ref()) {
+                cx.err(
+                    b.span(),
+                    format!("bottom {} is above top {}", a.bottom, a.top),
+                    "bottom ≤ top".to_string(),
+                );
+            }
+        }
+    }
+    p.max_p = if adaptive_red {
+        RedMaxP::AdaptiveRed(a)
+    } else {
+        RedMaxP::AdaptiveQ3(a)
+    };
 }
 
 fn loss_spec(cx: &mut Ctx<'_>, l: &Spanned<RawLoss>, duplex: bool) -> Option<Loss> {

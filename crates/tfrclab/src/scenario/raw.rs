@@ -101,6 +101,16 @@ pub struct RawRed {
     pub wait: Option<bool>,
     pub setbit: Option<bool>,
     pub targetdelay: Option<Spanned<Value>>,
+    // Seed 001 variants and Adaptive RED (docs/variants.md).
+    pub average: Option<Spanned<String>>,
+    pub thresholds: Option<Spanned<String>>,
+    pub alpha_th: Option<Spanned<f64>>,
+    pub max_p: Option<Spanned<String>>,
+    pub alpha: Option<Spanned<f64>>,
+    pub beta: Option<Spanned<f64>>,
+    pub interval: Option<Spanned<Value>>,
+    pub top: Option<Spanned<f64>>,
+    pub bottom: Option<Spanned<f64>>,
 }
 
 /// `[links.loss]`: a loss model on one or both directions of a link.

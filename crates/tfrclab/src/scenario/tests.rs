@@ -372,3 +372,174 @@ fn missing_file_is_reported() {
         "{e}"
     );
 }
+
+/// GOOD with the r0-r1 link's queue and `[links.red]` table replaced.
+fn with_red(queue: &str, red: &str) -> String {
+    GOOD.replace(
+        "queue = \"red\"\nqueue_limit = 50\n[links.red]\nthresh = 5\nmaxthresh = 15\n",
+        &format!("queue = \"{queue}\"\nqueue_limit = 50\n[links.red]\n{red}"),
+    )
+}
+
+fn red_params(text: &str) -> RedParams {
+    match Scenario::parse("r.toml", text).unwrap().links[1]
+        .queue
+        .clone()
+    {
+        Queue::Red { params, .. } => params,
+        q => panic!("not RED: {q:?}"),
+    }
+}
+
+#[test]
+fn red_presets_select_adaptive_red_and_seed_001() {
+    let p = red_params(&with_red("red", ""));
+    assert_eq!(
+        (p.average, p.thresholds, p.max_p, p.q_weight),
+        (RedAverage::Ewma, RedThresholds::Fixed, RedMaxP::Fixed, None)
+    );
+    // Adaptive RED with Floyd et al.'s automatic weight (NS-2 q_weight_ 0) and NS-2's
+    // automatic bottom (0).
+    let p = red_params(&with_red("ared", ""));
+    assert_eq!(p.max_p, RedMaxP::AdaptiveRed(MaxPAimd::defaults(true)));
+    assert_eq!(MaxPAimd::defaults(true).bottom, 0.0);
+    assert_eq!((p.average, p.q_weight), (RedAverage::Ewma, Some(0.0)));
+    // An explicit weight wins over the preset's (−1 is NS-2's automatic choice).
+    let p = red_params(&with_red("ared", "q_weight = -1\n"));
+    assert_eq!(p.q_weight, None);
+    let p = red_params(&with_red("ered", ""));
+    assert_eq!(p.average, RedAverage::ShewhartEwma);
+    assert_eq!(p.thresholds, RedThresholds::AutoTuned { alpha_th: 1.0 });
+    assert_eq!(p.max_p, RedMaxP::AdaptiveQ3(MaxPAimd::defaults(false)));
+    assert_eq!(MaxPAimd::defaults(false).bottom, 0.01);
+    assert_eq!(p.q_weight, None);
+}
+
+#[test]
+fn red_variant_keys_combine_and_map_to_the_simulator() {
+    let text = with_red(
+        "red",
+        "average = \"shewhart-ewma\"\nthresholds = \"auto-tuned\"\nalpha_th = 2\n\
+         max_p = \"adaptive-q3\"\nalpha = 0.02\nbeta = 0.8\ninterval = \"1s\"\ntop = 0.4\n\
+         bottom = 0.05\n",
+    );
+    let p = red_params(&text);
+    assert_eq!(p.average, RedAverage::ShewhartEwma);
+    assert_eq!(p.thresholds, RedThresholds::AutoTuned { alpha_th: 2.0 });
+    let aimd = MaxPAimd {
+        alpha: 0.02,
+        beta: 0.8,
+        interval: Duration::from_secs(1),
+        top: 0.4,
+        bottom: 0.05,
+    };
+    assert_eq!(p.max_p, RedMaxP::AdaptiveQ3(aimd));
+    let c = crate::runner::red_config(50, &p);
+    assert_eq!(c.average, netsim::queue::RedAverage::ShewhartEwma);
+    assert_eq!(
+        c.thresholds,
+        netsim::queue::RedThresholds::AutoTuned { alpha_th: 2.0 }
+    );
+    assert_eq!(
+        c.max_p,
+        netsim::queue::RedMaxP::Q3(netsim::queue::AdaptiveQ3 {
+            alpha: 0.02,
+            beta: 0.8,
+            interval: 1.0,
+            top: 0.4,
+            bottom: 0.05,
+        })
+    );
+    let p = red_params(&with_red(
+        "red",
+        "max_p = \"adaptive-red\"\nbottom = 0.001\n",
+    ));
+    let c = crate::runner::red_config(50, &p);
+    assert_eq!(
+        c.max_p,
+        netsim::queue::RedMaxP::AdaptiveRed(netsim::queue::AdaptiveRed {
+            bottom: 0.001,
+            ..netsim::queue::AdaptiveRed::default()
+        })
+    );
+    // Plain RED maps to NS-2's defaults exactly as before.
+    let c = crate::runner::red_config(50, &red_params(&with_red("red", "")));
+    assert_eq!(
+        c,
+        netsim::RedConfig {
+            limit: 50,
+            ..netsim::RedConfig::default()
+        }
+    );
+}
+
+#[test]
+fn red_variant_errors_are_located() {
+    let t = with_red("red", "average = \"holt-winters\"\n");
+    one(
+        &t,
+        line_of(&t, "holt-winters"),
+        "unknown average \"holt-winters\"",
+        "\"ewma\" or \"shewhart-ewma\"",
+    );
+    let t = with_red("ered", "max_p = \"fixed\"\n");
+    one(
+        &t,
+        line_of(&t, "max_p = \"fixed\""),
+        "queue = \"ered\" has max_p = \"adaptive-q3\"",
+        "queue = \"red\" with max_p = \"fixed\"",
+    );
+    let t = with_red("ared", "thresholds = \"auto-tuned\"\n");
+    one(
+        &t,
+        line_of(&t, "auto-tuned"),
+        "queue = \"ared\" has thresholds = \"fixed\"",
+        "queue = \"red\"",
+    );
+    let t = with_red("red", "alpha_th = 2\n");
+    one(
+        &t,
+        line_of(&t, "alpha_th"),
+        "`alpha_th` applies to thresholds = \"auto-tuned\" only",
+        "remove `alpha_th`",
+    );
+    let t = with_red("red", "interval = \"1s\"\n");
+    one(
+        &t,
+        line_of(&t, "interval = \"1s\""),
+        "`interval` applies to max_p",
+        "\"adaptive-q3\" or \"adaptive-red\"",
+    );
+    let t = with_red("ered", "beta = 1.5\n");
+    one(&t, line_of(&t, "beta"), "`beta` = 1.5", "(0, 1)");
+    let t = with_red("ered", "interval = 0\n");
+    one(
+        &t,
+        line_of(&t, "interval = 0"),
+        "`interval` is zero",
+        "positive",
+    );
+    let t = with_red("ered", "alpha_th = -1\n");
+    one(&t, line_of(&t, "alpha_th"), "`alpha_th` = -1", "packets");
+    let t = with_red("ared", "top = 0.2\nbottom = 0.3\n");
+    one(
+        &t,
+        line_of(&t, "bottom"),
+        "bottom 0.3 is above top 0.2",
+        "bottom ≤ top",
+    );
+    let t = with_red("red", "q_weight = -3\n");
+    one(
+        &t,
+        line_of(&t, "q_weight"),
+        "`q_weight` = -3",
+        "0 for 1 − exp(−1/C)",
+    );
+    let t = GOOD.replace("queue = \"red\"", "queue = \"blue\"");
+    one(
+        &t,
+        line_of(&t, "blue"),
+        "unknown queue \"blue\"",
+        "\"ered\" (seed 001)",
+    );
+}

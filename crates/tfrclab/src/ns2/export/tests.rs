@@ -463,3 +463,57 @@ fn names_cannot_break_out_of_comments() {
     }
     assert!(t.contains("set n(0) [$ns node] ;# \"evil\\nexit 1 \\\\\"\n"));
 }
+
+#[test]
+fn adaptive_red_exports_as_ns2_adaptive() {
+    let text = BASE.replace("queue = \"red\"", "queue = \"ared\"").replace(
+        "targetdelay = \"50ms\"",
+        "targetdelay = \"50ms\"\ninterval = \"250ms\"\nbottom = 0.002",
+    );
+    let t = traced(&parse(&text));
+    for line in [
+        "$q set q_weight_ 0\n",
+        "$q set adaptive_ 1\n",
+        "$q set alpha_ 0.01\n",
+        "$q set beta_ 0.9\n",
+        "$q set interval_ 0.25\n",
+        "$q set top_ 0.5\n",
+        "$q set bottom_ 0.002\n",
+    ] {
+        assert!(t.contains(line), "missing {line:?}");
+    }
+    // Plain RED leaves NS-2's adaptive_ 0 alone.
+    assert!(!traced(&parse(BASE)).contains("adaptive_"));
+}
+
+#[test]
+fn seed_001_red_variants_are_refused_by_name() {
+    let text = BASE.replace("queue = \"red\"", "queue = \"ered\"");
+    let s = parse(&text);
+    let e = export(&s, &ExportOptions::traced(&s)).unwrap_err();
+    let items: Vec<&str> = e.problems.iter().map(|p| p.item.as_str()).collect();
+    assert_eq!(items, ["link \"r-b\""; 3]);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("average = \"shewhart-ewma\" (seed 001 Q1)"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("thresholds = \"auto-tuned\" (seed 001 Q2)"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("max_p = \"adaptive-q3\" (seed 001 Q3"),
+        "{msg}"
+    );
+    assert!(msg.contains("max_p = \"adaptive-red\""), "{msg}");
+    // One variant alone is refused alone.
+    let text = BASE.replace(
+        "targetdelay = \"50ms\"",
+        "targetdelay = \"50ms\"\nthresholds = \"auto-tuned\"",
+    );
+    let s = parse(&text);
+    let e = export(&s, &ExportOptions::untraced()).unwrap_err();
+    assert_eq!(e.problems.len(), 1);
+    assert!(e.problems[0].message.contains("seed 001 Q2"));
+}
