@@ -8,9 +8,10 @@
 //! queue's resume), so equal-time ties break exactly as in NS-2.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 use std::io::Write;
+use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -42,6 +43,10 @@ enum Event {
     FlowStop(u32),
     LinkState(u32),
     Sample,
+    /// The head of an agent's sealing queue is ready to enter the network (E6).
+    Sealed(u32),
+    /// The head of an agent's opening queue is ready for the agent (E6).
+    Opened(u32),
 }
 
 /// When an event runs: its exact time; NS-2's double-precision time for it (computed with
@@ -113,6 +118,8 @@ pub enum BuildError {
     BadProbability(LinkId),
     /// A CBR rate that is not a positive number.
     BadRate(FlowId),
+    /// A flow id that was never added.
+    UnknownFlow(FlowId),
 }
 
 impl fmt::Display for BuildError {
@@ -127,6 +134,7 @@ impl fmt::Display for BuildError {
             }
             BuildError::BadProbability(l) => write!(f, "link {l}: probability outside [0, 1]"),
             BuildError::BadRate(fl) => write!(f, "flow {fl}: CBR rate must be positive"),
+            BuildError::UnknownFlow(fl) => write!(f, "unknown flow {fl}"),
         }
     }
 }
@@ -211,6 +219,36 @@ impl Account {
     }
 }
 
+/// Per-packet processing cost of protection (seed 000 E6): a protected packet enters the
+/// network `seal` after its agent sends it and reaches its destination agent `open` after it
+/// arrives. Each agent seals (and opens) one packet at a time, in order, as one CPU would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProtectionCost {
+    /// Time to seal one packet at its source.
+    pub seal: Duration,
+    /// Time to open one packet at its destination.
+    pub open: Duration,
+}
+
+impl Default for ProtectionCost {
+    /// 2.15 µs + 2.15 µs: `docs/protection.md` measures ChaCha20-Poly1305 on a 1000-byte packet
+    /// at about 4.3 µs per seal + open, split about evenly (medians 2.14 and 2.10 µs in
+    /// `tfrclab bench rsa --json`, `aead.seal` and `aead.open`).
+    fn default() -> Self {
+        ProtectionCost {
+            seal: Duration::from_nanos(2150),
+            open: Duration::from_nanos(2150),
+        }
+    }
+}
+
+/// A packet waiting for its protection cost, and when it will be ready.
+#[derive(Clone, Debug)]
+struct Processing {
+    pkt: Packet,
+    key: Key,
+}
+
 struct NodeSpec {
     name: String,
     untrusted: bool,
@@ -230,6 +268,7 @@ struct FlowSpec {
     sender: AnyAgent,
     receiver: AnyAgent,
     fids: (u32, u32),
+    protect: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -269,6 +308,7 @@ pub struct NetworkBuilder {
     flows: Vec<FlowSpec>,
     changes: Vec<LinkChange>,
     ttl_notices: bool,
+    protection: ProtectionCost,
     stats: StatsConfig,
     tracer: Option<Tracer>,
     errors: Vec<BuildError>,
@@ -284,6 +324,7 @@ impl NetworkBuilder {
             flows: Vec::new(),
             changes: Vec::new(),
             ttl_notices: false,
+            protection: ProtectionCost::default(),
             stats: StatsConfig::default(),
             tracer: None,
             errors: Vec::new(),
@@ -410,6 +451,7 @@ impl NetworkBuilder {
             sender,
             receiver,
             fids: (id, id),
+            protect: false,
         });
         id
     }
@@ -435,6 +477,22 @@ impl NetworkBuilder {
     /// Bring a link direction back up at `at`; routes are recomputed.
     pub fn link_up_at(&mut self, at: Time, link: LinkId) {
         self.changes.push(LinkChange { at, link, up: true });
+    }
+
+    /// The per-packet cost of protection (E6); the default is [`ProtectionCost::default`].
+    /// Unprotected packets cost nothing.
+    pub fn protection_cost(&mut self, seal: Duration, open: Duration) {
+        self.protection = ProtectionCost { seal, open };
+    }
+
+    /// Protect every packet of `flow`, both directions, whatever its agents decide (E6's "every
+    /// packet, as an option"); otherwise a packet is protected when its agent sets
+    /// [`Packet::protected`].
+    pub fn protect_flow(&mut self, flow: FlowId, on: bool) {
+        match self.flows.get_mut(flow as usize) {
+            Some(f) => f.protect = on,
+            None => self.errors.push(BuildError::UnknownFlow(flow)),
+        }
     }
 
     /// Send a time-exceeded notice to the source of every packet dropped for TTL (E5).
@@ -501,6 +559,7 @@ impl NetworkBuilder {
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.into_iter().enumerate() {
             let fid = i as FlowId;
+            let protect = f.protect;
             for (sender, agent, node, peer) in [
                 (true, f.sender, f.src, f.dst),
                 (false, f.receiver, f.dst, f.src),
@@ -524,6 +583,9 @@ impl NetworkBuilder {
                     queued: None,
                     desired: None,
                     stuck: (Time::ZERO, 0),
+                    protect,
+                    sealing: VecDeque::new(),
+                    opening: VecDeque::new(),
                 });
             }
             flows.push(FlowState {
@@ -565,6 +627,8 @@ impl NetworkBuilder {
             stats: self.stats,
             tracer: self.tracer,
             ttl_notices: self.ttl_notices,
+            seal: Cost::new(self.protection.seal),
+            open: Cost::new(self.protection.open),
             samples: Vec::new(),
             sample_buf: Vec::new(),
             stuck: None,
@@ -632,6 +696,28 @@ struct AgentSlot {
     desired: Option<Key>,
     stuck: (Time, u32),
     sampled: bool,
+    /// Protect every packet this agent sends (`NetworkBuilder::protect_flow`).
+    protect: bool,
+    /// Packets this agent sent, being sealed (E6), in order; the head has an event.
+    sealing: VecDeque<Processing>,
+    /// Packets for this agent, being opened (E6), in order; the head has an event.
+    opening: VecDeque<Processing>,
+}
+
+/// A protection cost in both of the simulator's clocks.
+#[derive(Clone, Copy, Debug)]
+struct Cost {
+    ns: u64,
+    secs: f64,
+}
+
+impl Cost {
+    fn new(d: Duration) -> Self {
+        Cost {
+            ns: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            secs: d.as_secs_f64(),
+        }
+    }
 }
 
 struct FlowState {
@@ -734,6 +820,8 @@ pub struct Simulator {
     stats: StatsConfig,
     tracer: Option<Tracer>,
     ttl_notices: bool,
+    seal: Cost,
+    open: Cost,
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
     stuck: Option<SimError>,
@@ -861,6 +949,8 @@ impl Simulator {
             Event::FlowStop(f) => self.call_agent(2 * f as usize, |a, ctx| a.on_stop(ctx)),
             Event::LinkState(i) => self.on_link_change(i as usize),
             Event::Sample => self.on_sample(),
+            Event::Sealed(a) => self.on_processed(a as usize, e.key, true),
+            Event::Opened(a) => self.on_processed(a as usize, e.key, false),
         }
     }
 
@@ -980,6 +1070,7 @@ impl Simulator {
         pkt.src = slot.node;
         pkt.uid = self.next_uid;
         self.next_uid += 1;
+        pkt.protected |= slot.protect;
         let node = slot.node;
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
@@ -987,7 +1078,80 @@ impl Simulator {
         if metered(&pkt) {
             f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
         }
+        // E6: a protected packet is sealed before it enters the network; a packet sent behind
+        // one being sealed waits its turn. Otherwise nothing is added, not even an event.
+        if (pkt.protected && self.seal.ns > 0) || !self.agents[idx].sealing.is_empty() {
+            self.process(idx, pkt, true);
+            return;
+        }
         self.arrive(pkt, node);
+    }
+
+    /// Queue `pkt` behind the agent's sealing (`seal`) or opening work: it is ready one cost
+    /// (if protected) after the packet ahead of it, or after now.
+    fn process(&mut self, idx: usize, pkt: Packet, seal: bool) {
+        let cost = match (pkt.protected, seal) {
+            (false, _) => Cost { ns: 0, secs: 0.0 },
+            (true, true) => self.seal,
+            (true, false) => self.open,
+        };
+        let slot = &self.agents[idx];
+        let fifo = if seal { &slot.sealing } else { &slot.opening };
+        let (t, shadow) = fifo
+            .back()
+            .map_or((self.now, self.now_secs), |p| (p.key.time, p.key.shadow));
+        let key = Key {
+            time: Time::from_nanos(t.as_nanos().saturating_add(cost.ns)),
+            shadow: shadow + cost.secs,
+            seq: self.next_seq(),
+        };
+        let slot = &mut self.agents[idx];
+        let fifo = if seal {
+            &mut slot.sealing
+        } else {
+            &mut slot.opening
+        };
+        fifo.push_back(Processing { pkt, key });
+        if fifo.len() == 1 {
+            let ev = if seal {
+                Event::Sealed(idx as u32)
+            } else {
+                Event::Opened(idx as u32)
+            };
+            self.heap.push(Entry { key, ev });
+        }
+    }
+
+    /// The head of an agent's sealing or opening queue is done: send it on, and arm the next.
+    fn on_processed(&mut self, idx: usize, key: Key, seal: bool) {
+        let Some(slot) = self.agents.get_mut(idx) else {
+            return;
+        };
+        let fifo = if seal {
+            &mut slot.sealing
+        } else {
+            &mut slot.opening
+        };
+        if fifo.front().map(|p| p.key) != Some(key) {
+            return;
+        }
+        let Some(Processing { pkt, .. }) = fifo.pop_front() else {
+            return;
+        };
+        if let Some(next) = fifo.front() {
+            let ev = if seal {
+                Event::Sealed(idx as u32)
+            } else {
+                Event::Opened(idx as u32)
+            };
+            self.heap.push(Entry { key: next.key, ev });
+        }
+        if seal {
+            let node = self.agents[idx].node;
+            self.arrive(pkt, node);
+        } else {
+            self.hand_over(idx, pkt);
+        }
     }
 
     // ---- forwarding ---------------------------------------------------------------------
@@ -1017,6 +1181,17 @@ impl Simulator {
             self.drop_packet(None, pkt, DropCause::Down);
             return;
         }
+        // E6: a protected packet is opened before the agent gets it; a packet arriving behind
+        // one being opened waits its turn.
+        if (pkt.protected && self.open.ns > 0) || !self.agents[idx].opening.is_empty() {
+            self.process(idx, pkt, false);
+            return;
+        }
+        self.hand_over(idx, pkt);
+    }
+
+    /// Give a packet to its destination agent: it is delivered.
+    fn hand_over(&mut self, idx: usize, pkt: Packet) {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
@@ -1320,6 +1495,12 @@ impl Simulator {
         for l in &self.links {
             for p in l.packets() {
                 self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
+            }
+        }
+        // Packets being sealed or opened (E6) are sent but not yet delivered.
+        for a in &self.agents {
+            for p in a.sealing.iter().chain(a.opening.iter()) {
+                self.flows[p.pkt.flow as usize].acct[dir_index(p.pkt.dir)].in_flight += 1;
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
