@@ -25,12 +25,16 @@
 //!
 //! A profile ([`Profile::rfc5348`], [`Profile::ns2`]) is a value of [`SenderConfig`] and
 //! [`ReceiverConfig`] whose fields are small closed enums, one per policy dimension; see
-//! `docs/tfrc-core.md`.
+//! `docs/tfrc-core.md`. The seed papers' enhancements are further values of those enums, listed
+//! by name in [`variants`] and applied to a profile with [`variants::apply`]; see
+//! `docs/variants.md`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod classifier;
 pub mod equation;
+pub mod gaimd;
 pub mod loss_history;
 pub mod packet;
 pub mod profile;
@@ -38,8 +42,11 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 pub mod time;
+pub mod ttl;
+pub mod variants;
 pub mod wire;
 
+pub use classifier::{LossClass, LossDecision};
 pub use equation::Equation;
 pub use packet::{DataHeader, Feedback};
 pub use profile::{ConfigError, Profile, ProfileKind, ReceiverConfig, SenderConfig, WireOverhead};

@@ -49,13 +49,38 @@ pub enum Discounting {
     },
 }
 
-/// A transform applied to each window of intervals before the weighted mean (seed variants
-/// E3/E4 will add values here).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A transform applied to each window of intervals before the weighted mean (seed 000 §3.2,
+/// variants E3/E4 in `spec/variants.md`). Each applies to both windows of §5.4's max rule; with
+/// fewer than [`MIN_TRANSFORM_INTERVALS`] closed intervals every form falls back to `Plain`.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum IntervalTransform {
     /// The RFC 5348 §5.4 weighted mean of the intervals as they are.
     Plain,
+    /// E3 replace form (seed 000 eq. 6–7): the smallest interval of the window becomes
+    /// `lo = max(1, m - t*sd/sqrt(k))` and the largest `hi = m + t*sd/sqrt(k)`, each keeping its
+    /// position and weight (`m`, `sd`: mean and sample standard deviation of the k values).
+    ConfidenceReplace {
+        /// Confidence coefficient (1.96 for 95%).
+        t: f64,
+    },
+    /// E3 include form (seed 000 eq. 8): `lo` and `hi` are appended as the two oldest entries
+    /// and the mean runs over k + 2 values with the general weights of eq. 5.
+    ConfidenceInclude {
+        /// Confidence coefficient (1.96 for 95%).
+        t: f64,
+    },
+    /// E4 replace form (seed 000 eq. 9): the smallest and the largest interval each become the
+    /// window mean, keeping their weights.
+    MeanReplace,
+    /// E4 include form (seed 000 eq. 10): the window mean is appended as the oldest entry and the
+    /// mean runs over k + 1 values with the general weights of eq. 5.
+    MeanInclude,
 }
+
+/// E3/E4 need this many closed intervals; with fewer they use the plain RFC mean
+/// (`spec/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC
+/// mean").
+pub const MIN_TRANSFORM_INTERVALS: usize = 3;
 
 /// How the open interval I_0 is counted (RFC 5348 §5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,11 +147,131 @@ pub fn weight(i: usize, n: usize) -> f64 {
     }
 }
 
+/// Seed 000 eq. 5's general weight for position `i` (1-based, newest first) of `n` values:
+/// "W_i = 1 for 1 <= i <= n/2, 1 - (i - n/2)/(n/2 + 1) for n/2 <= i <= n". For even n it equals
+/// the RFC's [`weight`]`(i - 1, n)`; for n = 8 it is 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2.
+pub fn general_weight(i: usize, n: usize) -> f64 {
+    let (i, half) = (i as f64, n as f64 / 2.0);
+    if i <= half {
+        1.0
+    } else {
+        (1.0 - (i - half) / (half + 1.0)).max(0.0)
+    }
+}
+
+/// One window of the §5.4 average: (interval, DF_i, DF) newest first; position j weighs
+/// `weight(j, n) * DF_i * DF` (in that order, so the plain mean is bit-for-bit the RFC sum).
+/// Windows hold at most n entries (n ≤ [`MAX_N`]) plus the include forms' extra entries.
+struct Window {
+    v: [(f64, f64, f64); MAX_N + 2],
+    len: usize,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            v: [(0.0, 0.0, 0.0); MAX_N + 2],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, value: f64, df_i: f64, df: f64) {
+        if self.len < self.v.len() {
+            self.v[self.len] = (value, df_i, df);
+            self.len += 1;
+        }
+    }
+
+    /// The weighted mean, with the transform applied when `closed` ≥ 3 intervals exist; `None`
+    /// when the weights sum to zero.
+    fn mean(mut self, n: usize, transform: IntervalTransform, closed: usize) -> Option<f64> {
+        let transform = if closed < MIN_TRANSFORM_INTERVALS || self.len < 2 {
+            IntervalTransform::Plain
+        } else {
+            transform
+        };
+        let m = self.len;
+        let vals = || self.v[..m].iter().map(|e| e.0);
+        let mean = vals().sum::<f64>() / m.max(1) as f64;
+        match transform {
+            IntervalTransform::Plain => self.weighted(n, 0),
+            IntervalTransform::ConfidenceReplace { t }
+            | IntervalTransform::ConfidenceInclude { t } => {
+                // Seed 000 eq. 6: (X - t*sigma/sqrt(k), X + t*sigma/sqrt(k)), sigma the sample
+                // standard deviation; lo clamped to one packet (spec E3).
+                let var = vals().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (m - 1) as f64;
+                let h = t * var.sqrt() / (m as f64).sqrt();
+                let (lo, hi) = ((mean - h).max(1.0), mean + h);
+                if let IntervalTransform::ConfidenceReplace { .. } = transform {
+                    // Eq. 7: min and max replaced, "the corresponding weights ... are weights of
+                    // min and max".
+                    self.replace_extremes(lo, hi);
+                    self.weighted(n, 0)
+                } else {
+                    // Eq. 8: lo and hi appended as the two oldest entries, k + 2 general weights.
+                    let (_, d1, d2) = self.v[m - 1];
+                    self.push(lo, d1, d2);
+                    self.push(hi, d1, d2);
+                    self.weighted(n + 2, 2)
+                }
+            }
+            IntervalTransform::MeanReplace => {
+                // Eq. 9: min and max each replaced by the mean.
+                self.replace_extremes(mean, mean);
+                self.weighted(n, 0)
+            }
+            IntervalTransform::MeanInclude => {
+                // Eq. 10: the mean appended as the oldest entry, k + 1 general weights.
+                let (_, d1, d2) = self.v[m - 1];
+                self.push(mean, d1, d2);
+                self.weighted(n + 1, 1)
+            }
+        }
+    }
+
+    /// Replace the first smallest value by `lo` and the first largest by `hi` (nothing when all
+    /// values are equal).
+    fn replace_extremes(&mut self, lo: f64, hi: f64) {
+        let w = &mut self.v[..self.len];
+        let (mut imin, mut imax) = (0, 0);
+        for (i, e) in w.iter().enumerate() {
+            if e.0 < w[imin].0 {
+                imin = i;
+            }
+            if e.0 > w[imax].0 {
+                imax = i;
+            }
+        }
+        if imin != imax {
+            w[imin].0 = lo;
+            w[imax].0 = hi;
+        }
+    }
+
+    /// Σ v·w·d / Σ w·d with the RFC weights of n (`extra` = 0) or eq. 5's general weights of
+    /// n values (`extra` > 0: the include forms, n already counting the appended entries).
+    fn weighted(&self, n: usize, extra: usize) -> Option<f64> {
+        let (mut tot, mut wt) = (0.0, 0.0);
+        for (j, &(v, d1, d2)) in self.v[..self.len].iter().enumerate() {
+            let w = if extra == 0 {
+                weight(j, n)
+            } else {
+                general_weight(j + 1, n)
+            } * d1
+                * d2;
+            tot += v * w;
+            wt += w;
+        }
+        (wt > 0.0).then(|| tot / wt)
+    }
+}
+
 /// The average loss interval I_mean of RFC 5348 §5.4 with the discounting of §5.5.
 ///
 /// `open` is I_0; `closed` holds I_1, I_2, … newest first, each with its discount factor DF_i;
 /// `df` is the general discount factor DF. Returns `None` when there is no closed interval (no
-/// loss yet: "the receiver does not calculate the average loss interval").
+/// loss yet: "the receiver does not calculate the average loss interval"). The configured
+/// [`IntervalTransform`] is applied to each of the two windows.
 pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averaging) -> Option<f64> {
     let n = cfg.n.clamp(1, MAX_N);
     if closed.is_empty() {
@@ -138,26 +283,20 @@ pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averagi
         AveragingWindow::Rfc5348 => k,
         AveragingWindow::Ns2 => (k + 1).min(n),
     };
-    match cfg.transform {
-        IntervalTransform::Plain => {}
-    }
     // §5.5: I_tot0 = I_0*w_0 + sum_{i=1..} I_i*w_i*DF_i*DF; W_tot0 likewise.
-    let (mut i_tot0, mut w_tot0) = (open * weight(0, n), weight(0, n));
-    for (i, &(len, df_i)) in closed.iter().enumerate().take(with_len.saturating_sub(1)) {
-        let w = weight(i + 1, n) * df_i * df;
-        i_tot0 += len * w;
-        w_tot0 += w;
+    let mut w0 = Window::new();
+    w0.push(open, 1.0, 1.0);
+    for &(len, df_i) in closed.iter().take(with_len.saturating_sub(1)) {
+        w0.push(len, df_i, df);
     }
     // §5.5: I_tot1 = sum_{i=1..k} I_i*w_(i-1)*DF_i.
-    let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
-    for (i, &(len, df_i)) in closed.iter().enumerate().take(k) {
-        let w = weight(i, n) * df_i;
-        i_tot1 += len * w;
-        w_tot1 += w;
+    let mut w1 = Window::new();
+    for &(len, df_i) in closed.iter().take(k) {
+        w1.push(len, df_i, 1.0);
     }
     // §5.4: "I_mean = max(I_tot0, I_tot1)/W_tot" — I_0 is used only if it raises the mean.
-    let m0 = if w_tot0 > 0.0 { i_tot0 / w_tot0 } else { 0.0 };
-    let m1 = if w_tot1 > 0.0 { i_tot1 / w_tot1 } else { 0.0 };
+    let m0 = w0.mean(n, cfg.transform, k).unwrap_or(0.0);
+    let m1 = w1.mean(n, cfg.transform, k).unwrap_or(0.0);
     let m = m0.max(m1);
     if m.is_finite() {
         Some(m)
@@ -562,16 +701,17 @@ impl LossHistory {
         let (buf, k) = self.closed_buf();
         let closed = &buf[..k];
         let n = self.cfg.n.clamp(1, MAX_N);
-        let (mut i_tot, mut w_tot) = (0.0, 0.0);
-        for (i, &(len, df_i)) in closed.iter().enumerate().take(n) {
-            let w = weight(i, n) * df_i;
-            i_tot += len * w;
-            w_tot += w;
+        let mut w = Window::new();
+        for &(len, df_i) in closed.iter().take(n) {
+            w.push(len, df_i, 1.0);
         }
-        if w_tot <= 0.0 || i0 <= 0.0 {
+        // The I_mean that §5.5 compares I_0 with is the configured average (E3/E4 included).
+        let Some(i_mean) = w.mean(n, self.cfg.transform, closed.len().min(n)) else {
+            return;
+        };
+        if i0 <= 0.0 {
             return;
         }
-        let i_mean = i_tot / w_tot;
         self.df = if i0 > 2.0 * i_mean {
             (2.0 * i_mean / i0).max(threshold)
         } else {

@@ -44,4 +44,8 @@ pub struct Feedback {
     pub highest_seq: u64,
     /// Hop count of the last data packet (initial TTL − received TTL), when known (E5).
     pub hops: Option<u8>,
+    /// Losses the receiver classified as link errors (seed 002's "wireless" class) since its
+    /// previous report, saturating; always 0 without a classifier. The sender's E2 rescales
+    /// t_RTO on a non-zero count.
+    pub link_errors: u32,
 }

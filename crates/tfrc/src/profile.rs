@@ -9,9 +9,13 @@ use core::fmt;
 use core::str::FromStr;
 use core::time::Duration;
 
+pub use crate::classifier::{OwdClassifier, OwdClock};
 use crate::equation::Equation;
-use crate::loss_history::Averaging;
-use crate::rtt::{RtoPolicy, RttEstimator, TcpRto};
+pub use crate::gaimd::{BacklogRule, GrowthCap, VenoRule};
+use crate::loss_history::{Averaging, IntervalTransform};
+pub use crate::rtt::{LinkErrorRto, LinkErrorSource};
+use crate::rtt::{RtoPolicy, RttEstimator, SpikeThreshold, TcpRto, MAX_RTT_WINDOW};
+pub use crate::ttl::{AdaptiveTtl, ProtectPolicy, TtlPolicy};
 use crate::wire;
 
 /// The initial window W_init that sets the first rate W_init/R (RFC 5348 §4.2).
@@ -153,14 +157,6 @@ pub enum Pacing {
     Ns2Timer,
 }
 
-/// The IP TTL the sender writes into each data packet (seed variant E5 will add an adaptive
-/// policy).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TtlPolicy {
-    /// A fixed TTL (NS-2's default is 32).
-    Fixed(u8),
-}
-
 /// Everything that configures a [`crate::Sender`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderConfig {
@@ -185,8 +181,16 @@ pub struct SenderConfig {
     pub oscillation: Oscillation,
     /// Packet scheduling (§4.6).
     pub pacing: Pacing,
-    /// IP TTL of data packets.
+    /// IP TTL of data packets (E5 adds [`TtlPolicy::Adaptive`]).
     pub ttl: TtlPolicy,
+    /// Which data packets are protected (E6); the caller seals them.
+    pub protect: ProtectPolicy,
+    /// t_RTO after a feedback that reports a link-error loss (E2).
+    pub link_error_rto: LinkErrorRto,
+    /// Switch to a random-loss equation while the backlog is small (seed 003 V1/V3).
+    pub backlog: BacklogRule,
+    /// Cap on the growth of X between loss events (seed 003 V2).
+    pub growth_cap: GrowthCap,
 }
 
 /// How the receiver decides a packet is lost (RFC 5348 §5.1).
@@ -279,12 +283,14 @@ pub enum XRecvEstimator {
     Ns2,
 }
 
-/// Loss classification at the receiver (seed 002 will add a one-way-delay classifier whose
-/// "wireless" losses stay out of the loss history).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Loss classification at the receiver.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LossClassifier {
     /// Every loss is congestion.
     None,
+    /// Seed 002's one-way-delay rule: losses classified as wireless stay out of the loss
+    /// history and are counted in the feedback's `link_errors`.
+    OneWayDelay(OwdClassifier),
 }
 
 /// Everything that configures a [`crate::Receiver`].
@@ -380,6 +386,10 @@ impl Profile {
                     credit_rtts: 1.0,
                 },
                 ttl: TtlPolicy::Fixed(32),
+                protect: ProtectPolicy::Off,
+                link_error_rto: LinkErrorRto::Off,
+                backlog: BacklogRule::Off,
+                growth_cap: GrowthCap::Off,
             },
             receiver: ReceiverConfig {
                 loss_detection: LossDetection {
@@ -426,6 +436,10 @@ impl Profile {
                 oscillation: Oscillation::SqrtRtt { q2: 0.95 },
                 pacing: Pacing::Ns2Timer,
                 ttl: TtlPolicy::Fixed(32),
+                protect: ProtectPolicy::Off,
+                link_error_rto: LinkErrorRto::Off,
+                backlog: BacklogRule::Off,
+                growth_cap: GrowthCap::Off,
             },
             receiver: ReceiverConfig {
                 loss_detection: LossDetection {
@@ -484,10 +498,22 @@ impl Profile {
         self.overhead.feedback
     }
 
-    /// Check every parameter.
+    /// Check every parameter, and that the sender and receiver policies fit together.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.sender.validate()?;
-        self.receiver.validate()
+        self.receiver.validate()?;
+        if let LinkErrorRto::Rescale {
+            source: LinkErrorSource::Receiver,
+            ..
+        } = self.sender.link_error_rto
+        {
+            if self.receiver.classifier == LossClassifier::None {
+                return Err(ConfigError::Incompatible(
+                    "link_error_rto needs a receiver loss classifier (E2 never fires without one)",
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -505,6 +531,8 @@ pub enum ConfigError {
     },
     /// `Profile::from_str` got an unknown name.
     UnknownProfile(String),
+    /// Two policies that cannot work together.
+    Incompatible(&'static str),
 }
 
 impl fmt::Display for ConfigError {
@@ -520,6 +548,7 @@ impl fmt::Display for ConfigError {
                     "unknown TFRC profile '{s}' (expected 'rfc5348' or 'ns2')"
                 )
             }
+            ConfigError::Incompatible(why) => write!(f, "incompatible policies: {why}"),
         }
     }
 }
@@ -559,6 +588,42 @@ impl SenderConfig {
         check_equation(&self.equation)?;
         match self.rtt {
             RttEstimator::Ewma { q } => check("rtt.q", q, (0.0..1.0).contains(&q))?,
+            RttEstimator::Adaptive(a) => {
+                check("rtt.q", a.q, (0.0..1.0).contains(&a.q))?;
+                check("rtt.k", a.k as f64, (2..=MAX_RTT_WINDOW).contains(&a.k))?;
+                let lt = match a.threshold {
+                    SpikeThreshold::Seconds(s) => s,
+                    SpikeThreshold::FractionOfR(f) => f,
+                };
+                check("rtt.threshold", lt, lt >= 0.0 && lt.is_finite())?;
+            }
+        }
+        if let TtlPolicy::Adaptive(t) = self.ttl {
+            check("ttl.a", t.a, (0.5..1.0).contains(&t.a))?;
+            check("ttl.min", f64::from(t.min), t.min >= 1)?;
+            check("ttl.max", f64::from(t.max), t.max >= t.min)?;
+        }
+        if let BacklogRule::Veno(v) = self.backlog {
+            check_equation(&v.random)?;
+            check(
+                "backlog.threshold",
+                v.threshold,
+                v.threshold >= 0.0 && v.threshold.is_finite(),
+            )?;
+        }
+        if let GrowthCap::Simd { a } = self.growth_cap {
+            check("growth_cap.a", a, a > 0.0 && a.is_finite())?;
+        }
+        if let LinkErrorRto::Rescale {
+            source: LinkErrorSource::VenoBacklog,
+            ..
+        } = self.link_error_rto
+        {
+            if self.backlog == BacklogRule::Off {
+                return Err(ConfigError::Incompatible(
+                    "link_error_rto from the Veno backlog needs backlog = Veno",
+                ));
+            }
         }
         match self.t_rto {
             RtoPolicy::RttMultiple { multiple, .. } => check(
@@ -642,6 +707,23 @@ impl ReceiverConfig {
                 "discount.threshold",
                 threshold,
                 (0.0..=1.0).contains(&threshold),
+            )?;
+        }
+        match self.averaging.transform {
+            IntervalTransform::ConfidenceReplace { t }
+            | IntervalTransform::ConfidenceInclude { t } => {
+                check("averaging.t", t, t >= 0.0 && t.is_finite())?;
+            }
+            IntervalTransform::Plain
+            | IntervalTransform::MeanReplace
+            | IntervalTransform::MeanInclude => {}
+        }
+        if let LossClassifier::OneWayDelay(c) = self.classifier {
+            check("classifier.a", c.a, (0.0..1.0).contains(&c.a))?;
+            check(
+                "classifier.k_frac",
+                c.k_frac,
+                c.k_frac >= 0.0 && c.k_frac.is_finite(),
             )?;
         }
         check_equation(&self.first_interval.equation)?;

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use core::time::Duration;
 
+use crate::classifier::{LossClass, LossDecision, OwdState};
 use crate::loss_history::{
     DiscountUpdate, Discounting, FillOutcome, GroupingRule, LossHistory, LostRange, Mark,
 };
@@ -61,6 +62,13 @@ pub struct ReceiverStatus {
     pub feedbacks_sent: u64,
     /// Highest sequence number received.
     pub highest_seq: Option<u64>,
+    /// Lost packets classified as congestion (all of them without a classifier); they entered
+    /// the loss history.
+    pub congestion_losses: u64,
+    /// Lost packets classified as wireless link errors (seed 002); kept out of the history.
+    pub wireless_losses: u64,
+    /// Seed 002's average one-way delay avgSLD in seconds, under the one-way-delay classifier.
+    pub avg_one_way_delay: Option<f64>,
 }
 
 /// A received packet used as an interpolation reference.
@@ -79,6 +87,9 @@ struct Pending {
     later: u32,
     before: Arr,
     after: Arr,
+    /// The class given by the packet that revealed the hole (seed 002: "j = the packet that
+    /// revealed the gap").
+    class: LossClass,
 }
 
 /// What the receiver knows from the highest-numbered packet so far.
@@ -99,6 +110,11 @@ const MAX_LOG: usize = 1 << 20;
 /// When the sender has not told us an RTT yet, §6.3.1 uses this R (conservative: it gives a
 /// low target rate and so a short first interval).
 const DEFAULT_RTT: f64 = 1.0;
+/// Wireless-classified lost ranges remembered so that a late packet can undo its loss (§5.1),
+/// as the history does for congestion losses.
+const MAX_WIRELESS_RANGES: usize = 256;
+/// Classification decisions kept at most between drains; older ones are dropped and counted.
+const MAX_DECISIONS: usize = 1 << 16;
 
 /// The TFRC receiver.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,6 +151,16 @@ pub struct Receiver {
     loss_seen: bool,
     /// NS-2: the highest sequence number counted by the last `est_loss` (`last_sample - 1`).
     last_walk_end: u64,
+    /// Seed 002's one-way-delay state, under [`LossClassifier::OneWayDelay`].
+    owd: Option<OwdState>,
+    congestion_losses: u64,
+    wireless_losses: u64,
+    /// Wireless losses since the last report (the feedback's `link_errors`).
+    link_errors: u32,
+    wireless_ranges: VecDeque<(u64, u64)>,
+    /// Decisions not yet drained, when recording is on.
+    decisions: Option<VecDeque<LossDecision>>,
+    decisions_dropped: u64,
 }
 
 impl Receiver {
@@ -172,7 +198,37 @@ impl Receiver {
             pending_p: None,
             loss_seen: false,
             last_walk_end: 0,
+            owd: match cfg.classifier {
+                LossClassifier::None => None,
+                LossClassifier::OneWayDelay(c) => Some(OwdState::new(c)),
+            },
+            congestion_losses: 0,
+            wireless_losses: 0,
+            link_errors: 0,
+            wireless_ranges: VecDeque::new(),
+            decisions: None,
+            decisions_dropped: 0,
         })
+    }
+
+    /// Start (or stop) recording each classification decision for
+    /// [`Receiver::drain_loss_decisions`]. Off by default so that a transport that never drains
+    /// does not accumulate them; the simulator turns it on to build the classifier's confusion
+    /// matrix. Without a classifier every decision is [`LossClass::Congestion`].
+    pub fn record_loss_decisions(&mut self, on: bool) {
+        self.decisions = on.then(VecDeque::new);
+    }
+
+    /// The classification decisions since the last drain, oldest first: each lost range with
+    /// the class it was given (ECN marks are not losses and are not listed). At most 65 536 are
+    /// kept between drains; [`Receiver::loss_decisions_dropped`] counts the rest.
+    pub fn drain_loss_decisions(&mut self) -> impl Iterator<Item = LossDecision> + '_ {
+        self.decisions.iter_mut().flat_map(|d| d.drain(..))
+    }
+
+    /// Decisions discarded because they were not drained in time.
+    pub fn loss_decisions_dropped(&self) -> u64 {
+        self.decisions_dropped
     }
 
     /// The configuration.
@@ -208,6 +264,14 @@ impl Receiver {
             arrival: now,
             ts: hdr.timestamp,
         };
+        // Seed 002: eta = SLD_j/avgSLD_(j-1) for this packet, should it reveal a gap.
+        let class = match self.owd.as_mut() {
+            Some(o) => {
+                let eta = o.on_packet(now, hdr.timestamp, hdr.rtt.as_secs_f64());
+                o.classify(eta)
+            }
+            None => LossClass::Congestion,
+        };
         let first = self.newest.is_none();
         let had_loss = self.history.has_loss();
         let mut new_events = 0usize;
@@ -228,19 +292,23 @@ impl Receiver {
                     later: 0,
                     before: this,
                     after: this,
+                    // No delay average exists yet: congestion, the conservative class.
+                    class: LossClass::Congestion,
                 });
             }
         }
         if new_highest {
             if let Some(n) = self.newest {
                 if hdr.seq > n.arr.seq.saturating_add(1) {
-                    gap = true;
+                    // A wireless gap never starts NS-2's first loss interval either.
+                    gap = class == LossClass::Congestion;
                     self.pending.push(Pending {
                         lo: n.arr.seq + 1,
                         hi: hdr.seq - 1,
                         later: 0,
                         before: n.arr,
                         after: this,
+                        class,
                     });
                 }
             }
@@ -288,12 +356,10 @@ impl Receiver {
             // §5.1: "the late packet can fill the hole in TFRC's reception record, and the
             // receiver can recalculate the loss event rate".
             match self.history.fill(hdr.seq) {
-                FillOutcome::NotLost => {}
-                FillOutcome::Removed => {
-                    self.lost_packets = self.lost_packets.saturating_sub(1);
-                }
+                FillOutcome::NotLost => self.fill_wireless(hdr.seq),
+                FillOutcome::Removed => self.uncount_congestion_loss(),
                 FillOutcome::Regrouped { events_removed } => {
-                    self.lost_packets = self.lost_packets.saturating_sub(1);
+                    self.uncount_congestion_loss();
                     removed_events = events_removed > 0;
                 }
             }
@@ -414,13 +480,69 @@ impl Receiver {
         for p in lost {
             let n = p.hi.saturating_sub(p.lo).saturating_add(1);
             self.lost_packets = self.lost_packets.saturating_add(n);
-            match self.cfg.classifier {
-                LossClassifier::None => {}
+            if let Some(d) = self.decisions.as_mut() {
+                if d.len() >= MAX_DECISIONS {
+                    d.pop_front();
+                    self.decisions_dropped = self.decisions_dropped.saturating_add(1);
+                }
+                d.push_back(LossDecision {
+                    lo: p.lo,
+                    hi: p.hi,
+                    class: p.class,
+                });
             }
-            let r = self.range(p.lo, p.hi, self.mark(p.before), self.mark(p.after));
-            events += self.history.add_lost(r);
+            match p.class {
+                LossClass::Wireless => {
+                    // Seed 002: "the packet loss caused by wireless link error is ignored by the
+                    // calculation of event loss rate".
+                    self.wireless_losses = self.wireless_losses.saturating_add(n);
+                    self.link_errors = self
+                        .link_errors
+                        .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+                    if self.wireless_ranges.len() >= MAX_WIRELESS_RANGES {
+                        self.wireless_ranges.pop_front();
+                    }
+                    self.wireless_ranges.push_back((p.lo, p.hi));
+                }
+                LossClass::Congestion => {
+                    self.congestion_losses = self.congestion_losses.saturating_add(n);
+                    let r = self.range(p.lo, p.hi, self.mark(p.before), self.mark(p.after));
+                    events += self.history.add_lost(r);
+                }
+            }
         }
         events
+    }
+
+    /// A late packet removed a loss from the history: undo its counts. (A duplicate of an
+    /// ECN-marked packet also removes its mark from the history, but no loss was counted for it.)
+    fn uncount_congestion_loss(&mut self) {
+        if self.congestion_losses > 0 {
+            self.congestion_losses -= 1;
+            self.lost_packets = self.lost_packets.saturating_sub(1);
+        }
+    }
+
+    /// A late packet fills a hole declared lost as wireless: undo its counts (§5.1).
+    fn fill_wireless(&mut self, seq: u64) {
+        let Some(i) = self
+            .wireless_ranges
+            .iter()
+            .position(|&(lo, hi)| lo <= seq && seq <= hi)
+        else {
+            return;
+        };
+        let (lo, hi) = self.wireless_ranges[i];
+        self.wireless_ranges.remove(i);
+        if seq < hi {
+            self.wireless_ranges.insert(i, (seq + 1, hi));
+        }
+        if lo < seq {
+            self.wireless_ranges.insert(i, (lo, seq - 1));
+        }
+        self.lost_packets = self.lost_packets.saturating_sub(1);
+        self.wireless_losses = self.wireless_losses.saturating_sub(1);
+        self.link_errors = self.link_errors.saturating_sub(1);
     }
 
     // ----- X_recv ------------------------------------------------------------------------
@@ -690,6 +812,7 @@ impl Receiver {
         self.last_report = Some(now);
         self.data_since_report = false;
         self.feedbacks_sent = self.feedbacks_sent.saturating_add(1);
+        let link_errors = core::mem::take(&mut self.link_errors);
         Feedback {
             // §3.2.2: "The timestamp of the last data packet received" and "The amount of time
             // elapsed between the receipt of the last data packet … and the generation of this
@@ -700,6 +823,7 @@ impl Receiver {
             p: if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) },
             highest_seq: n.arr.seq,
             hops: n.hops,
+            link_errors,
         }
     }
 
@@ -743,6 +867,9 @@ impl Receiver {
             bytes_received: self.bytes_received,
             feedbacks_sent: self.feedbacks_sent,
             highest_seq: s_c,
+            congestion_losses: self.congestion_losses,
+            wireless_losses: self.wireless_losses,
+            avg_one_way_delay: self.owd.as_ref().and_then(OwdState::average),
         }
     }
 }

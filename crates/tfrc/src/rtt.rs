@@ -16,6 +16,71 @@ pub enum RttEstimator {
         /// Weight of the old estimate, in [0, 1).
         q: f64,
     },
+    /// Seed 000 §3.1 pseudo-code (3), E1: the EWMA plus the spread of the last `k` samples
+    /// whenever a sample rises by more than the threshold Lt over the previous one.
+    Adaptive(AdaptiveRtt),
+}
+
+/// Seed 000 §3.1 pseudo-code (3) (E1, `spec/variants.md`):
+/// ```text
+/// if r_(i+1) - r_i > Lt:  R_new = q*R_old + (1-q)*r_(i+1) + (max(samples) - min(samples))
+/// else:                   R_new = q*R_old + (1-q)*r_(i+1)
+/// ```
+/// The inflated R feeds the equation, t_RTO and the nofeedback timer wherever RFC 5348 uses R.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveRtt {
+    /// Weight of the old estimate, in [0, 1) (RFC 5348: 0.9).
+    pub q: f64,
+    /// Samples kept for max − min, 2..=[`MAX_RTT_WINDOW`] (default 8).
+    pub k: usize,
+    /// The rise threshold Lt.
+    pub threshold: SpikeThreshold,
+}
+
+impl AdaptiveRtt {
+    /// The spec's defaults: q = 0.9, k = 8, Lt = 0.1·R_old.
+    pub const DEFAULT: AdaptiveRtt = AdaptiveRtt {
+        q: 0.9,
+        k: 8,
+        threshold: SpikeThreshold::FractionOfR(0.1),
+    };
+}
+
+/// E1's "limited threshold" Lt (spec reading: absolute, or a fraction of R_old).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SpikeThreshold {
+    /// Lt in seconds.
+    Seconds(f64),
+    /// Lt = this fraction of R_old (default 0.1).
+    FractionOfR(f64),
+}
+
+/// Largest RTT sample window (E1's `k`).
+pub const MAX_RTT_WINDOW: usize = 64;
+
+/// E2 (seed 000 eq. 4): what a feedback that reports a link-error loss does to t_RTO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkErrorRto {
+    /// Link-error losses are not treated specially.
+    Off,
+    /// Spec reading of eq. 4 (after TCP-WELCOME): `RTO_new = (R_new/R_old) * RTO_old` instead of
+    /// the t_RTO policy, for the feedback that reports the loss.
+    Rescale {
+        /// Who decides that a loss was a link error.
+        source: LinkErrorSource,
+        /// Paper-literal first line of eq. 4: R_new also gets the spread term
+        /// `max(samples) - min(samples)` unconditionally (spec reading: off).
+        spike: bool,
+    },
+}
+
+/// Where the sender learns that a loss was a link error (E2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkErrorSource {
+    /// The receiver's classifier (seed 002): the feedback's `link_errors` count is non-zero.
+    Receiver,
+    /// The Veno backlog rule (seed 003 V1): the feedback reports a higher p while N < threshold.
+    VenoBacklog,
 }
 
 /// The t_RTO used in the throughput equation.
@@ -83,7 +148,19 @@ pub(crate) struct RttState {
     tcp: TcpRtoState,
     /// t_RTO for the equation in seconds; 0 until the first sample (NS-2 `tzero_` starts at 0).
     t_rto: f64,
+    /// The most recent samples (E1's `k`, E2's spread), a ring of `window_len` entries.
+    window: [f64; MAX_RTT_WINDOW],
+    window_len: usize,
+    window_next: usize,
+    window_cap: usize,
 }
+
+/// The spread term of E1/E2 is never allowed to push R beyond this (about 11.6 days): far beyond
+/// any real RTT, small enough that R, t_RTO and the timers stay finite.
+const MAX_R: f64 = 1e6;
+
+/// Samples kept for E2's spread when E1 does not set `k` (the spec's default k).
+const DEFAULT_WINDOW: usize = 8;
 
 impl RttState {
     pub(crate) fn new(estimator: RttEstimator, rto: RtoPolicy) -> RttState {
@@ -96,26 +173,81 @@ impl RttState {
             samples: 0,
             tcp: TcpRtoState::default(),
             t_rto: 0.0,
+            window: [0.0; MAX_RTT_WINDOW],
+            window_len: 0,
+            window_next: 0,
+            window_cap: match estimator {
+                RttEstimator::Adaptive(a) => a.k.clamp(1, MAX_RTT_WINDOW),
+                RttEstimator::Ewma { .. } => DEFAULT_WINDOW,
+            },
         }
     }
 
     /// Fold in one sample (seconds, > 0). `q2` is the §4.5 weight for R_sqmean.
     pub(crate) fn on_sample(&mut self, sample: f64, q2: f64) {
+        self.sample(sample, q2, None);
+    }
+
+    /// Fold in the sample of a feedback that reports a link-error loss (E2, seed 000 eq. 4):
+    /// "RTO_new = (R_new / R_old) * RTO_old" replaces the t_RTO policy for this sample, and with
+    /// `spike` R_new carries the spread term whatever the rise (eq. 4's first line).
+    pub(crate) fn on_link_error_sample(&mut self, sample: f64, q2: f64, spike: bool) {
+        self.sample(sample, q2, Some(spike));
+    }
+
+    fn push_window(&mut self, sample: f64) {
+        let cap = self.window_cap.clamp(1, MAX_RTT_WINDOW);
+        self.window[self.window_next % cap] = sample;
+        self.window_next = (self.window_next + 1) % cap;
+        self.window_len = (self.window_len + 1).min(cap);
+    }
+
+    /// max − min over the kept samples (0 with fewer than two).
+    pub(crate) fn spread(&self) -> f64 {
+        let w = &self.window[..self.window_len];
+        let max = w.iter().copied().fold(f64::MIN, f64::max);
+        let min = w.iter().copied().fold(f64::MAX, f64::min);
+        if w.len() < 2 || !(max - min).is_finite() {
+            0.0
+        } else {
+            max - min
+        }
+    }
+
+    fn sample(&mut self, sample: f64, q2: f64, link_error: Option<bool>) {
         let sample = if sample.is_finite() && sample > 0.0 {
             sample
         } else {
             MIN_SAMPLE
         };
+        let (r_old, rto_old, prev) = (self.r, self.t_rto, self.last_sample);
+        self.push_window(sample);
         // RFC 5348 §4.3 step 2: "If no feedback has been received before { R = R_sample; }
         // Else { R = q*R + (1-q)*R_sample; }"
-        match self.estimator {
-            RttEstimator::Ewma { q } => {
-                if self.samples == 0 {
-                    self.r = sample;
-                } else {
-                    self.r = q * self.r + (1.0 - q) * sample;
+        if self.samples == 0 {
+            self.r = sample;
+        } else {
+            let q = match self.estimator {
+                RttEstimator::Ewma { q } => q,
+                RttEstimator::Adaptive(a) => a.q,
+            };
+            let mut r = q * self.r + (1.0 - q) * sample;
+            // E1, pseudo-code (3): "if ((RTT_(i+1) - RTT_(i)) > Lt) RTT_new = Q*RTT_old +
+            // (1-Q)*R_Sample + (RTT_max - RTT_min)". E2 with `spike`: eq. 4 adds it always.
+            let spike = match self.estimator {
+                RttEstimator::Adaptive(a) => {
+                    let lt = match a.threshold {
+                        SpikeThreshold::Seconds(s) => s,
+                        SpikeThreshold::FractionOfR(f) => f * r_old,
+                    };
+                    sample - prev > lt
                 }
+                RttEstimator::Ewma { .. } => false,
+            };
+            if spike || link_error == Some(true) {
+                r = (r + self.spread()).min(r.max(MAX_R));
             }
+            self.r = r;
         }
         // RFC 5348 §4.5: "R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample)", first sample as is.
         if self.samples == 0 {
@@ -125,6 +257,13 @@ impl RttState {
         }
         self.last_sample = sample;
         self.update_rto(sample);
+        if link_error.is_some() && r_old > 0.0 && rto_old > 0.0 {
+            // E2 (spec reading of seed 000 eq. 4): "RTO_new = (R_new / R_old) * RTO_old".
+            let rto = rto_old * (self.r / r_old);
+            if rto.is_finite() {
+                self.t_rto = rto.min(4.0 * MAX_R);
+            }
+        }
         self.samples = self.samples.saturating_add(1);
     }
 

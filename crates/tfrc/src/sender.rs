@@ -13,13 +13,16 @@
 
 use core::time::Duration;
 
+use crate::equation::Equation;
+use crate::gaimd::{BacklogRule, GrowthCap, SimdState, VenoState};
 use crate::packet::{DataHeader, Feedback};
 use crate::profile::{
     ConfigError, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl, Rfc5348Rules,
-    SenderConfig, StartRate, StartTimer, TtlPolicy,
+    SenderConfig, StartRate, StartTimer,
 };
-use crate::rtt::{RttState, MIN_SAMPLE};
+use crate::rtt::{LinkErrorRto, LinkErrorSource, RttState, MIN_SAMPLE};
 use crate::time::duration_from_secs_f64;
+use crate::ttl::TtlState;
 use crate::Time;
 
 /// Largest allowed rate in bytes/s (about 9 Pb/s); keeps X finite through unbounded slow start.
@@ -69,6 +72,18 @@ pub struct SenderStatus {
     pub nofeedback_expiries: u64,
     /// Time-exceeded notices received.
     pub ttl_exceeded: u64,
+    /// The TTL the next data packet will carry (E5 changes it).
+    pub ttl: u8,
+    /// Data packets sent that the protection policy selected (E6).
+    pub protected_sent: u64,
+    /// Feedbacks that reported a link-error loss and so rescaled t_RTO (E2).
+    pub link_error_rescales: u64,
+    /// The Veno backlog estimate N in packets from the last feedback (V1/V3), once BaseRTT has
+    /// enough samples.
+    pub backlog: Option<f64>,
+    /// Whether the last feedback judged losses random and so used the random-loss equation
+    /// (V1/V3).
+    pub random_losses: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,11 +195,17 @@ pub struct Sender {
     /// Packets owed at once (NS-2's immediate sends) and since when.
     immediate: u32,
     immediate_since: Time,
-    ttl: u8,
+    ttl: TtlState,
+    veno: VenoState,
+    simd: SimdState,
+    /// The feedback being processed reported a link-error loss (E2).
+    link_error_fb: bool,
     packets_sent: u64,
     feedbacks: u64,
     nofeedback_expiries: u64,
     ttl_exceeded: u64,
+    protected_sent: u64,
+    link_error_rescales: u64,
 }
 
 impl Sender {
@@ -192,7 +213,6 @@ impl Sender {
     pub fn new(cfg: SenderConfig) -> Result<Sender, ConfigError> {
         cfg.validate()?;
         let s = f64::from(cfg.segment_size);
-        let TtlPolicy::Fixed(ttl) = cfg.ttl;
         let pacer = match cfg.pacing {
             Pacing::Nominal { .. } => Pacer::Nominal { last: None },
             Pacing::Ns2Timer => Pacer::Timer {
@@ -233,11 +253,16 @@ impl Sender {
             pacer,
             immediate: 0,
             immediate_since: Time::ZERO,
-            ttl,
+            ttl: TtlState::new(cfg.ttl),
+            veno: VenoState::default(),
+            simd: SimdState::default(),
+            link_error_fb: false,
             packets_sent: 0,
             feedbacks: 0,
             nofeedback_expiries: 0,
             ttl_exceeded: 0,
+            protected_sent: 0,
+            link_error_rescales: 0,
         })
     }
 
@@ -367,10 +392,18 @@ impl Sender {
         }
     }
 
+    /// The equation in force: the configured one, or Veno's random-loss equation while the
+    /// backlog is small (seed 003 V1: "X(1, 0.8) when N < 3 … and X(1, 0.5) otherwise").
+    fn equation(&self) -> &Equation {
+        match &self.cfg.backlog {
+            BacklogRule::Veno(v) if self.veno.random() => &v.random,
+            _ => &self.cfg.equation,
+        }
+    }
+
     fn equation_rate(&self) -> f64 {
         let x = self
-            .cfg
-            .equation
+            .equation()
             .rate(self.s, self.rtt.r(), self.rtt.t_rto(), self.p);
         if x.is_nan() {
             0.0
@@ -583,8 +616,11 @@ impl Sender {
             segment_size: self.cfg.segment_size,
             round: self.round,
             urgent: self.urgent,
-            initial_ttl: self.ttl,
+            initial_ttl: self.ttl.ttl(),
         };
+        if self.cfg.protect.protects(h.initial_ttl) {
+            self.protected_sent = self.protected_sent.saturating_add(1);
+        }
         self.next_seq = self.next_seq.saturating_add(1);
         if let Backlog::Packets(k) = self.backlog {
             self.backlog = Backlog::Packets(k.saturating_sub(1));
@@ -639,6 +675,8 @@ impl Sender {
 
     fn nofeedback_expired(&mut self, now: Time) {
         self.nofeedback_expiries = self.nofeedback_expiries.saturating_add(1);
+        // Seed 003 V1 (spec): BaseRTT is "reset after idle / nofeedback expiry".
+        self.veno.reset();
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.rfc_nofeedback(now, r),
             RateControl::Ns2(r) => self.ns2_nofeedback(now, r),
@@ -763,13 +801,57 @@ impl Sender {
         };
         let first = self.feedbacks == 0;
         self.feedbacks = self.feedbacks.saturating_add(1);
+        let p_before = self.p;
+        if let BacklogRule::Veno(v) = &self.cfg.backlog {
+            self.veno.on_feedback(v, sample, x_recv, self.s);
+        }
+        // E2: does this feedback report a link-error loss?
+        self.link_error_fb = match self.cfg.link_error_rto {
+            LinkErrorRto::Off => false,
+            LinkErrorRto::Rescale { source, .. } => match source {
+                LinkErrorSource::Receiver => fb.link_errors > 0,
+                // Spec V1: "N < 3 is also available as a loss classifier for E2": a feedback
+                // with a higher p reports a new loss, judged random by the backlog.
+                LinkErrorSource::VenoBacklog => p > p_before && self.veno.random(),
+            },
+        };
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.rfc_feedback(now, fb, sample, x_recv, p, first, r),
             RateControl::Ns2(r) => self.ns2_feedback(now, sample, x_recv, p, first, r),
         }
+        if let GrowthCap::Simd { a } = self.cfg.growth_cap {
+            if p > 0.0 {
+                // Spec V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a feedback with a
+                // higher p is a loss event and re-anchors X0.
+                self.x = self.simd.cap(
+                    a,
+                    self.x,
+                    now.as_secs_f64(),
+                    self.rtt.r(),
+                    self.s,
+                    p > p_before,
+                );
+            }
+        }
+        if let Some(h) = fb.hops {
+            self.ttl.on_hops(h);
+        }
         self.last_x_recv = x_recv;
         self.sanitize_x();
         self.reanchor(now);
+    }
+
+    /// Fold in a feedback's RTT sample (§4.3 step 2), rescaling t_RTO when the feedback reported
+    /// a link-error loss (E2).
+    fn rtt_sample(&mut self, sample: f64) {
+        let q2 = self.q2();
+        match self.cfg.link_error_rto {
+            LinkErrorRto::Rescale { spike, .. } if self.link_error_fb => {
+                self.link_error_rescales = self.link_error_rescales.saturating_add(1);
+                self.rtt.on_link_error_sample(sample, q2, spike);
+            }
+            _ => self.rtt.on_sample(sample, q2),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -784,7 +866,7 @@ impl Sender {
         r: Rfc5348Rules,
     ) {
         // Step 2: update R.
-        self.rtt.on_sample(sample, self.q2());
+        self.rtt_sample(sample);
         self.round = self.round.saturating_add(1);
         self.urgent = false;
         let rr = self.rtt.r();
@@ -885,7 +967,7 @@ impl Sender {
             self.ns2.ss_maxrate = 0.0;
             self.ns2.maxrate = 0.0;
         }
-        self.rtt.on_sample(sample, self.q2());
+        self.rtt_sample(sample);
         self.p = p;
         self.x_calc = self.equation_rate();
         // "Nofeedback timer ← max(2·rtt_, 2·size_/rate_)" with the rate before this feedback.
@@ -1000,11 +1082,12 @@ impl Sender {
 
     // ----- other input ---------------------------------------------------------------------
 
-    /// A router reported that a data packet sent with TTL `sent_ttl` expired in the network
-    /// (seed variant E5 learns path length from this). Under [`TtlPolicy::Fixed`] it is only
-    /// counted.
-    pub fn on_ttl_exceeded(&mut self, _now: Time, _sent_ttl: u8) {
+    /// A router reported that a data packet sent with TTL `sent_ttl` expired in the network.
+    /// Under [`crate::ttl::TtlPolicy::Adaptive`] it is an observation `h = sent_ttl + 1` of
+    /// seed 000 eq. 11 (E5); under a fixed TTL it is only counted.
+    pub fn on_ttl_exceeded(&mut self, _now: Time, sent_ttl: u8) {
         self.ttl_exceeded = self.ttl_exceeded.saturating_add(1);
+        self.ttl.on_exceeded(sent_ttl);
     }
 
     // ----- introspection -------------------------------------------------------------------
@@ -1041,7 +1124,14 @@ impl Sender {
 
     /// The TTL the next data packet will carry.
     pub fn ttl(&self) -> u8 {
-        self.ttl
+        self.ttl.ttl()
+    }
+
+    /// Whether the data packet `hdr` (as [`Sender::poll_transmit`] returned it) must be
+    /// protected under the configured [`crate::ttl::ProtectPolicy`] (E6): the simulator sets its
+    /// packet's `protected` flag, the UDP transport seals it.
+    pub fn protects(&self, hdr: &DataHeader) -> bool {
+        self.cfg.protect.protects(hdr.initial_ttl)
     }
 
     /// A snapshot for reports and live status.
@@ -1077,6 +1167,11 @@ impl Sender {
             feedbacks: self.feedbacks,
             nofeedback_expiries: self.nofeedback_expiries,
             ttl_exceeded: self.ttl_exceeded,
+            ttl: self.ttl.ttl(),
+            protected_sent: self.protected_sent,
+            link_error_rescales: self.link_error_rescales,
+            backlog: self.veno.backlog(),
+            random_losses: self.veno.random(),
         }
     }
 }

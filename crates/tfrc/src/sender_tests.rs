@@ -19,6 +19,7 @@ fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
         p,
         highest_seq: 0,
         hops: None,
+        link_errors: 0,
     }
 }
 

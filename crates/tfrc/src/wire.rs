@@ -1,10 +1,11 @@
-//! Byte encoding of TFRC data and feedback packets, version 1 (`docs/wire-format.md`).
+//! Byte encoding of TFRC data and feedback packets, version 2 (`docs/wire-format.md`).
 //!
 //! Both packets start with a version byte and a type byte; every field is fixed-size and
 //! big-endian. The data packet carries the RFC 5348 §3.2.1 fields (sequence number, timestamp,
 //! RTT estimate) plus the sender's t_RTO, segment size, feedback round, urgent flag and initial
 //! TTL; the application payload follows the header. The feedback packet carries the §3.2.2
-//! fields (t_recvdata, t_delay, X_recv, p) plus the highest sequence number and the hop count.
+//! fields (t_recvdata, t_delay, X_recv, p) plus the highest sequence number, the hop count and
+//! (new in version 2) the count of losses the receiver classified as link errors.
 //!
 //! Decoding never panics: any byte string yields a value or a [`WireError`].
 
@@ -14,8 +15,9 @@ use core::time::Duration;
 use crate::packet::{DataHeader, Feedback};
 use crate::Time;
 
-/// The only version this module writes and reads.
-pub const VERSION: u8 = 1;
+/// The only version this module writes and reads. Version 2 added the feedback's link-error
+/// count (bytes 40–43); version 1 packets are rejected.
+pub const VERSION: u8 = 2;
 /// Type byte of a data packet.
 pub const TYPE_DATA: u8 = 1;
 /// Type byte of a feedback packet.
@@ -23,7 +25,7 @@ pub const TYPE_FEEDBACK: u8 = 2;
 /// Bytes of a data packet's header; the payload follows.
 pub const DATA_HEADER_LEN: usize = 36;
 /// Bytes of a feedback packet (it has no payload).
-pub const FEEDBACK_LEN: usize = 40;
+pub const FEEDBACK_LEN: usize = 44;
 
 const DATA_FLAG_URGENT: u8 = 0x01;
 const FEEDBACK_FLAG_HOPS: u8 = 0x01;
@@ -49,7 +51,7 @@ pub enum WireError {
         /// Type found.
         got: u8,
     },
-    /// Flag bits that version 1 reserves are set.
+    /// Flag bits that version 2 reserves are set.
     ReservedFlags(u8),
     /// A feedback packet is longer than [`FEEDBACK_LEN`].
     TrailingBytes {
@@ -139,6 +141,7 @@ pub fn encode_feedback(fb: &Feedback) -> [u8; FEEDBACK_LEN] {
     b[16..24].copy_from_slice(&fb.highest_seq.to_be_bytes());
     b[24..32].copy_from_slice(&fb.x_recv.to_bits().to_be_bytes());
     b[32..40].copy_from_slice(&fb.p.to_bits().to_be_bytes());
+    b[40..44].copy_from_slice(&fb.link_errors.to_be_bytes());
     b
 }
 
@@ -255,6 +258,7 @@ pub fn decode_feedback(b: &[u8]) -> Result<Feedback, WireError> {
         x_recv,
         p,
         hops,
+        link_errors: u32_at(b, 40),
     })
 }
 
@@ -278,10 +282,11 @@ mod tests {
 
     prop_compose! {
         fn feedback()(echo in any::<u64>(), elapsed in micros_dur(), x in 0.0..1e12f64,
-                      p in 0.0..=1.0f64, seq in any::<u64>(), hops in proptest::option::of(any::<u8>()))
+                      p in 0.0..=1.0f64, seq in any::<u64>(), hops in proptest::option::of(any::<u8>()),
+                      link_errors in any::<u32>())
                       -> Feedback {
             Feedback { timestamp_echo: Time::from_nanos(echo), elapsed, x_recv: x, p,
-                       highest_seq: seq, hops }
+                       highest_seq: seq, hops, link_errors }
         }
     }
 
@@ -308,7 +313,7 @@ mod tests {
         /// Decoding arbitrary bytes returns a value or a typed error, never panics; a value
         /// re-encodes to the same bytes.
         #[test]
-        fn decode_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
+        fn decode_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..90)) {
             match decode(&bytes) {
                 Ok(Decoded::Data(h, rest)) => {
                     let mut again = encode_data(&h).to_vec();
@@ -342,18 +347,24 @@ mod tests {
             p: 0.01,
             highest_seq: 9,
             hops: None,
+            link_errors: 3,
         };
         let good = encode_feedback(&fb);
         assert_eq!(decode(&[]), Err(WireError::Truncated { needed: 2, got: 0 }));
-        assert_eq!(decode(&[2, 1]), Err(WireError::UnsupportedVersion(2)));
-        assert_eq!(decode(&[1, 9]), Err(WireError::UnknownType(9)));
+        assert_eq!(decode(&[3, 1]), Err(WireError::UnsupportedVersion(3)));
+        // Version 1 (no link-error count) is no longer read.
+        assert_eq!(decode(&[1, 1]), Err(WireError::UnsupportedVersion(1)));
+        assert_eq!(decode(&[2, 9]), Err(WireError::UnknownType(9)));
         assert_eq!(
-            decode(&good[..39]),
+            decode(&good[..43]),
             Err(WireError::Truncated {
-                needed: 40,
-                got: 39
+                needed: 44,
+                got: 43
             })
         );
+        // The count sits big-endian in bytes 40..44.
+        assert_eq!(&good[40..44], &[0, 0, 0, 3]);
+        assert_eq!(decode_feedback(&good).unwrap().link_errors, 3);
         let mut long = good.to_vec();
         long.push(0);
         assert_eq!(decode(&long), Err(WireError::TrailingBytes { extra: 1 }));

@@ -1,9 +1,55 @@
-//! No input sequence makes the core panic or report a negative, NaN or infinite rate or RTT.
+//! No input sequence makes the core panic or report a negative, NaN or infinite rate, RTT,
+//! interval or TTL — under both presets and under every seed variant of the catalogue (alone and
+//! in combinations).
 
 use std::time::Duration;
 
 use proptest::prelude::*;
+use tfrc::variants::{self, Variant, VariantChoice};
 use tfrc::{wire, Arrival, DataHeader, Feedback, Profile, Receiver, Sender, Time};
+
+/// The presets, each variant on each preset (with non-default parameters where they open other
+/// code paths), and combinations that interact.
+fn profiles() -> Vec<Profile> {
+    let mut sets: Vec<Vec<VariantChoice>> = vec![vec![]];
+    for v in Variant::ALL {
+        if v != Variant::RtoLinkError {
+            sets.push(vec![VariantChoice::new(v.name())]);
+        }
+    }
+    let parse =
+        |s: &[&str]| -> Vec<VariantChoice> { s.iter().map(|c| c.parse().unwrap()).collect() };
+    sets.push(parse(&[
+        "adaptive-rtt:lt_seconds=0,k=2",
+        "rto-link-error:spike=1",
+        "owd-classifier",
+    ]));
+    sets.push(parse(&[
+        "rto-link-error",
+        "veno",
+        "adaptive-ttl:margin=0,a=0.5",
+    ]));
+    sets.push(parse(&[
+        "owd-classifier:offset_clock=1",
+        "ali-ci-include:t=0",
+        "simd:beta=0.9,a=50",
+    ]));
+    sets.push(parse(&[
+        "ali-mean-include",
+        "veno-simd-090:threshold=0,min_samples=1",
+    ]));
+    sets.push(parse(&[
+        "general-equation:alpha=0.01,gamma=0.99,k_to=0",
+        "adaptive-ttl:ttl_min=1,ttl_max=1",
+    ]));
+    let mut out = Vec::new();
+    for base in [Profile::rfc5348(), Profile::ns2()] {
+        for set in &sets {
+            out.push(variants::apply(base, set).expect("valid variant set"));
+        }
+    }
+    out
+}
 
 fn weird_f64() -> impl Strategy<Value = f64> {
     prop_oneof![
@@ -40,6 +86,8 @@ enum SenderOp {
         elapsed: Duration,
         x_recv: f64,
         p: f64,
+        hops: Option<u8>,
+        link_errors: u32,
     },
     TtlExceeded(u8),
 }
@@ -53,16 +101,24 @@ fn sender_op() -> impl Strategy<Value = SenderOp> {
         Just(SenderOp::Infinite),
         Just(SenderOp::Timeout),
         Just(SenderOp::Transmit),
-        (any::<u64>(), duration(), weird_f64(), weird_f64()).prop_map(
-            |(echo_back, elapsed, x_recv, p)| {
+        (
+            prop_oneof![0u64..2_000_000_000, any::<u64>()],
+            duration(),
+            weird_f64(),
+            weird_f64(),
+            proptest::option::of(any::<u8>()),
+            prop_oneof![Just(0u32), any::<u32>()]
+        )
+            .prop_map(|(echo_back, elapsed, x_recv, p, hops, link_errors)| {
                 SenderOp::Feedback {
                     echo_back,
                     elapsed,
                     x_recv,
                     p,
+                    hops,
+                    link_errors,
                 }
-            }
-        ),
+            }),
         any::<u8>().prop_map(SenderOp::TtlExceeded),
     ]
 }
@@ -87,6 +143,14 @@ fn check_sender(s: &Sender) -> Result<(), TestCaseError> {
         );
     }
     prop_assert!(st.t_rto.as_secs_f64().is_finite());
+    prop_assert!(st.ttl >= 1, "ttl = {}", st.ttl);
+    prop_assert_eq!(st.ttl, s.ttl());
+    if let Some(n) = st.backlog {
+        prop_assert!(n.is_finite() && n >= 0.0, "backlog = {}", n);
+    }
+    if let tfrc::ttl::TtlPolicy::Adaptive(a) = s.config().ttl {
+        prop_assert!((a.min..=a.max).contains(&st.ttl), "ttl = {}", st.ttl);
+    }
     Ok(())
 }
 
@@ -154,8 +218,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn sender_never_reports_bad_numbers(ns2 in any::<bool>(), ops in proptest::collection::vec(sender_op(), 0..120)) {
-        let profile = if ns2 { Profile::ns2() } else { Profile::rfc5348() };
+    fn sender_never_reports_bad_numbers(which in any::<prop::sample::Index>(), ops in proptest::collection::vec(sender_op(), 0..120)) {
+        let all = profiles();
+        let profile = all[which.index(all.len())];
         let mut s = Sender::new(profile.sender).unwrap();
         let mut now = Time::ZERO;
         for op in ops {
@@ -171,14 +236,15 @@ proptest! {
                         }
                     }
                 }
-                SenderOp::Feedback { echo_back, elapsed, x_recv, p } => {
+                SenderOp::Feedback { echo_back, elapsed, x_recv, p, hops, link_errors } => {
                     let fb = Feedback {
                         timestamp_echo: now - Duration::from_nanos(echo_back),
                         elapsed,
                         x_recv,
                         p,
                         highest_seq: 0,
-                        hops: None,
+                        hops,
+                        link_errors,
                     };
                     s.on_feedback(now, &fb);
                 }
@@ -193,9 +259,11 @@ proptest! {
     }
 
     #[test]
-    fn receiver_never_reports_bad_numbers(ns2 in any::<bool>(), ops in proptest::collection::vec(data_op(), 0..120)) {
-        let profile = if ns2 { Profile::ns2() } else { Profile::rfc5348() };
+    fn receiver_never_reports_bad_numbers(which in any::<prop::sample::Index>(), ops in proptest::collection::vec(data_op(), 0..120)) {
+        let all = profiles();
+        let profile = all[which.index(all.len())];
         let mut r = Receiver::new(profile.receiver).unwrap();
+        r.record_loss_decisions(true);
         let mut now = Time::ZERO;
         for op in ops {
             now += Duration::from_nanos(op.advance);
@@ -219,6 +287,22 @@ proptest! {
             let st = r.status();
             prop_assert!((0.0..=1.0).contains(&st.p), "p = {}", st.p);
             prop_assert!(st.loss_intervals.iter().all(|i| i.is_finite() && *i >= 0.0));
+            if let Some(i0) = st.open_interval {
+                prop_assert!(i0.is_finite() && i0 >= 0.0, "I_0 = {}", i0);
+            }
+            if let Some(mean) = r.history().mean_interval(st.highest_seq.unwrap_or(0)) {
+                prop_assert!(mean.is_finite() && mean >= 0.0, "I_mean = {}", mean);
+            }
+            if let Some(d) = st.avg_one_way_delay {
+                prop_assert!(d.is_finite() && d >= 0.0, "avgSLD = {}", d);
+            }
+            // Every lost packet is counted in exactly one class (away from saturation).
+            if st.lost_packets < 1 << 62 {
+                prop_assert_eq!(st.congestion_losses + st.wireless_losses, st.lost_packets);
+            }
+            for d in r.drain_loss_decisions() {
+                prop_assert!(d.lo <= d.hi);
+            }
         }
     }
 }

@@ -64,18 +64,21 @@ impl TfrcSender {
     fn transmit(&mut self, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         for _ in 0..MAX_BURST {
-            let ttl = self.sender.ttl();
             let Some(hdr) = self.sender.poll_transmit(now) else {
                 return;
             };
-            ctx.set_ttl(ttl);
-            let pkt = ctx.packet(
+            // The core's TTL policy (fixed, or seed 000 E5's adaptive TTL) picks the TTL.
+            ctx.set_ttl(hdr.initial_ttl);
+            let protected = self.sender.protects(&hdr);
+            let mut pkt = ctx.packet(
                 PacketKind::TfrcData,
                 self.data_len,
                 self.segment,
                 i64::try_from(hdr.seq).unwrap_or(i64::MAX),
                 Header::TfrcData(hdr),
             );
+            // E6: the core's protection policy decides; the simulator accounts for the flag.
+            pkt.protected = protected;
             ctx.send(pkt);
         }
     }
