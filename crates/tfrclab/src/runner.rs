@@ -285,10 +285,14 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
             .then(|| b.add_simplex_link(to, from, dir_cfg(false)));
         link_ids.push((fwd, rev));
     }
-    for f in &s.flows {
+    b.protection_cost(s.protection.seal, s.protection.open);
+    for (i, f) in s.flows.iter().enumerate() {
         let (tx, rx) = agents(f)?;
         let stop = (f.stop < s.duration).then(|| time(f.stop));
-        b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
+        let id = b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
+        if s.protection.flows.contains(&i) {
+            b.protect_flow(id, true);
+        }
     }
     for e in &s.events {
         let (fwd, rev) = link_ids[e.link];

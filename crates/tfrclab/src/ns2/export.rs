@@ -279,10 +279,10 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     ),
                     RedMaxP::AdaptiveRed(_) => {}
                 }
-                let finite_nonneg = |x: &Option<f64>| x.map_or(true, |v| v.is_finite() && v >= 0.0);
+                let finite_nonneg = |x: &Option<f64>| x.is_none_or(|v| v.is_finite() && v >= 0.0);
                 let red_ok = finite_nonneg(thresh)
                     && finite_nonneg(maxthresh)
-                    && q_weight.map_or(true, f64::is_finite)
+                    && q_weight.is_none_or(f64::is_finite)
                     && linterm.is_finite()
                     && *linterm > 0.0;
                 if !red_ok {
@@ -453,6 +453,18 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             }
         }
     }
+    // E6: NS-2 has no per-packet processing cost; protecting whole flows would shift their
+    // timing by seal + open per packet. The cost alone (nothing protected) changes nothing.
+    for &i in &scenario.protection.flows {
+        let name = scenario.flows.get(i).map_or("?", |f| f.name.as_str());
+        bad(
+            format!("flow {name:?}"),
+            "is listed in [protection] flows; NS-2 has no per-packet protection cost (seal \
+             and open)"
+                .to_string(),
+            "remove it from [protection] flows for NS-2 cross-validation",
+        );
+    }
     for (k, ev) in scenario.events.iter().enumerate() {
         if ev.link >= scenario.links.len() {
             bad(
@@ -577,6 +589,8 @@ impl<'a> Writer<'a> {
             flows,
             events: _,
             tolerances: _,
+            // Whole-flow protection is refused in `check`; the cost alone changes nothing.
+            protection: _,
         } = s;
         self.line(format!(
             "# NS-2.35 script for the tfrclab scenario {}, written by `tfrclab export-ns2` from {}.",

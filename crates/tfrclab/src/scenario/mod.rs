@@ -45,6 +45,33 @@ pub struct Scenario {
     pub events: Vec<Event>,
     /// Tolerances for `tfrclab validate`.
     pub tolerances: Tolerances,
+    /// `[protection]` (seed 000 E6).
+    pub protection: Protection,
+}
+
+/// `[protection]`: what protecting a packet costs, and which flows protect every packet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protection {
+    /// `seal` (default 2.15 µs): time to seal a protected packet at its source.
+    pub seal: Duration,
+    /// `open` (default 2.15 µs): time to open it at its destination.
+    pub open: Duration,
+    /// `flows`: indices into [`Scenario::flows`] whose every packet (both directions) is
+    /// protected, whatever their agents decide.
+    pub flows: Vec<usize>,
+}
+
+impl Default for Protection {
+    /// The simulator's default cost: about 4.3 µs per 1000-byte packet, split evenly
+    /// (`docs/protection.md`).
+    fn default() -> Self {
+        let c = netsim::sim::ProtectionCost::default();
+        Protection {
+            seal: c.seal,
+            open: c.open,
+            flows: Vec::new(),
+        }
+    }
 }
 
 /// A node.

@@ -374,6 +374,37 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         }
     }
 
+    // Protection (E6).
+    let mut protection = Protection::default();
+    if let Some(p) = &raw.protection {
+        let p = p.get_ref();
+        if let Some(v) = &p.seal {
+            protection.seal = cx.duration(v, "seal").unwrap_or(protection.seal);
+        }
+        if let Some(v) = &p.open {
+            protection.open = cx.duration(v, "open").unwrap_or(protection.open);
+        }
+        for name in p.flows.iter().flat_map(|f| f.get_ref()) {
+            match flows.iter().position(|f| &f.name == name.get_ref()) {
+                Some(i) if protection.flows.contains(&i) => cx.err(
+                    name.span(),
+                    format!("flow \"{}\" is listed twice", name.get_ref()),
+                    "each flow once".to_string(),
+                ),
+                Some(i) => protection.flows.push(i),
+                None => {
+                    let mut names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
+                    names.truncate(20);
+                    cx.err(
+                        name.span(),
+                        format!("unknown flow \"{}\"", name.get_ref()),
+                        format!("a flow name: {}", names.join(", ")),
+                    );
+                }
+            }
+        }
+    }
+
     // Events.
     let mut events = Vec::new();
     for e in &raw.events {
@@ -474,6 +505,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         flows,
         events,
         tolerances,
+        protection,
     })
 }
 

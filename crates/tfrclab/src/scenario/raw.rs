@@ -27,6 +27,16 @@ pub struct RawScenario {
     #[serde(default)]
     pub events: Vec<Spanned<RawEvent>>,
     pub validate: Option<RawValidate>,
+    pub protection: Option<Spanned<RawProtection>>,
+}
+
+/// `[protection]`: seed 000 E6's per-packet processing cost, and flows protected in full.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProtection {
+    pub seal: Option<Spanned<Value>>,
+    pub open: Option<Spanned<Value>>,
+    pub flows: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `[[nodes]]`: attributes of a node (nodes themselves are implied by link endpoints).

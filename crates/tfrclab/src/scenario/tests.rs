@@ -543,3 +543,64 @@ fn red_variant_errors_are_located() {
         "\"ered\" (seed 001)",
     );
 }
+
+#[test]
+fn protection_cost_and_flows_parse_and_reach_the_simulator() {
+    let s = Scenario::parse("good.toml", GOOD).unwrap();
+    assert_eq!(s.protection, Protection::default());
+    assert_eq!(
+        s.protection.seal + s.protection.open,
+        Duration::from_nanos(4300)
+    );
+    // A one-link run: 100 kb/s of 1000-byte UDP packets on 10 Mb/s, 1 ms: 1.8 ms each,
+    // plus seal + open when the flow is protected.
+    let base = "name = \"p\"\nduration = 2\n[[links]]\nfrom = \"a\"\nto = \"b\"\n\
+                bandwidth = \"10Mbps\"\ndelay = \"1ms\"\n[[flows]]\nname = \"u\"\nkind = \"udp\"\n\
+                from = \"a\"\nto = \"b\"\npacket_size = 1000\nrate = \"100kbps\"\n";
+    let delay = |text: &str| {
+        let s = Scenario::parse("p.toml", text).unwrap();
+        let out = crate::runner::simulate(&s, &crate::runner::RunOptions::default()).unwrap();
+        let d = &out.results.flows[0].forward.delay;
+        (d.min(), d.max())
+    };
+    let us = |x: u64| Some(Duration::from_nanos(x));
+    assert_eq!(delay(base), (us(1_800_000), us(1_800_000)));
+    let text = format!("{base}[protection]\nseal = \"3us\"\nopen = \"5us\"\nflows = [\"u\"]\n");
+    let s = Scenario::parse("p.toml", &text).unwrap();
+    assert_eq!(
+        s.protection,
+        Protection {
+            seal: Duration::from_micros(3),
+            open: Duration::from_micros(5),
+            flows: vec![0],
+        }
+    );
+    assert_eq!(delay(&text), (us(1_808_000), us(1_808_000)));
+    // The cost alone protects nothing.
+    let text = format!("{base}[protection]\nseal = \"3us\"\n");
+    assert_eq!(delay(&text), (us(1_800_000), us(1_800_000)));
+}
+
+#[test]
+fn protection_errors_are_located() {
+    let t = format!("{GOOD}\n[protection]\nseal = \"-1us\"\n");
+    one(
+        &t,
+        line_of(&t, "seal"),
+        "`seal` is negative",
+        "zero or more",
+    );
+    let t = format!("{GOOD}\n[protection]\nflows = [\"tfrc1\", \"tfrc9\"]\n");
+    one(
+        &t,
+        line_of(&t, "tfrc9"),
+        "unknown flow \"tfrc9\"",
+        "tfrc1, tcp1",
+    );
+    let t = format!("{GOOD}\n[protection]\nflows = [\"tcp1\", \"tcp1\"]\n");
+    one(&t, line_of(&t, "flows = ["), "listed twice", "each flow once");
+    let t = format!("{GOOD}\n[protection]\ncost = 1\n");
+    let ps = problems(&t);
+    assert_eq!(ps[0].line, line_of(&t, "cost"));
+    assert!(ps[0].message.contains("`seal`"), "{}", ps[0].message);
+}

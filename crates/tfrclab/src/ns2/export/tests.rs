@@ -517,3 +517,14 @@ fn seed_001_red_variants_are_refused_by_name() {
     assert_eq!(e.problems.len(), 1);
     assert!(e.problems[0].message.contains("seed 001 Q2"));
 }
+
+#[test]
+fn whole_flow_protection_is_refused_but_the_cost_alone_is_not() {
+    let s = parse(&format!("{BASE}\n[protection]\nseal = \"1us\"\n"));
+    assert!(export(&s, &ExportOptions::untraced()).is_ok());
+    let s = parse(&format!("{BASE}\n[protection]\nflows = [\"u\"]\n"));
+    let e = export(&s, &ExportOptions::untraced()).unwrap_err();
+    assert_eq!(e.problems.len(), 1);
+    assert_eq!(e.problems[0].item, "flow \"u\"");
+    assert!(e.problems[0].message.contains("[protection] flows"));
+}
