@@ -127,6 +127,7 @@ pub fn measure(
                 p,
                 highest_seq: seq.saturating_sub(1),
                 hops: None,
+                link_errors: 0,
             };
             core.on_feedback(now, &fb);
             next_fb = now + Duration::from_secs_f64(r);

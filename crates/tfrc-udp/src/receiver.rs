@@ -67,6 +67,8 @@ pub struct Delivered {
     pub delay: Option<Duration>,
 }
 
+// One per session, so the size of the keyed variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Protection {
     Off,
     /// HELLO_ACK sent with the public key; waiting for KEY.
@@ -114,6 +116,13 @@ pub struct ReceiverEngine {
     feedbacks: u64,
 }
 
+/// Largest RTT a data header may tell the core; longer ones are clamped (no path TFRC can
+/// control has a 10-second RTT).
+pub const MAX_HEADER_RTT: Duration = Duration::from_secs(10);
+
+/// Largest forward jump of the data sequence number that is accepted.
+pub const MAX_SEQ_JUMP: u64 = 1 << 20;
+
 /// Datagrams queued for sending at most; beyond, the oldest replies are dropped (a flood of
 /// HELLO retransmissions cannot grow the queue).
 const MAX_OUT: usize = 256;
@@ -146,6 +155,48 @@ impl ReceiverEngine {
     /// Use an existing RSA key for protected sessions (tests, or a long-lived key).
     pub fn with_key(mut self, key: KeyExchange) -> ReceiverEngine {
         self.key = Some(key);
+        self
+    }
+
+    /// Accept a protected session whose key was agreed by other means (a pre-shared key; the
+    /// fuzz target uses it to reach the sealed data path without an RSA exchange). The HELLO
+    /// and KEY steps are skipped; `peer` is the only address accepted.
+    pub fn with_keyed_session(
+        mut self,
+        now: Time,
+        id: u64,
+        peer: SocketAddr,
+        mut hello: Hello,
+        key: &tfrc_protect::SessionKey,
+    ) -> ReceiverEngine {
+        hello.protected = true;
+        let profile = Profile::preset(hello.profile).with_segment_size(hello.segment_size);
+        if let Ok(core) = tfrc::Receiver::new(profile.receiver) {
+            self.session = Some(Session {
+                id,
+                peer,
+                hello,
+                core,
+                prot: Protection::Keyed {
+                    wrapped: Vec::new(),
+                    data: Opener::new(key, Channel::Data),
+                    feedback: Sealer::new(key, Channel::Feedback),
+                },
+                seen: ReplayWindow::new(),
+                highest: None,
+                delay: DelayStats::new(hello.host_id == self.host_id),
+                packets: 0,
+                wire_bytes: 0,
+                payload_bytes: 0,
+                first: None,
+                last: now,
+                last_heard: now,
+                reordered: 0,
+                hops: None,
+                sender_packets: None,
+                fin_at: None,
+            });
+        }
         self
     }
 
@@ -398,6 +449,13 @@ impl ReceiverEngine {
                 }
             }
         };
+        // A jump of more than MAX_SEQ_JUMP cannot come from a real sender: long before a
+        // million packets go out unanswered, the nofeedback timer (§4.4) has cut the rate to
+        // s/t_mbi. Refusing it keeps one forged number from making every later packet stale.
+        if hdr.seq > s.highest.map_or(0, |h| h).saturating_add(MAX_SEQ_JUMP) {
+            self.drops.out_of_range += 1;
+            return;
+        }
         // Duplicates carry no news for §5 and would count twice in X_recv (§6.2).
         match s.seen.check(hdr.seq) {
             Ok(()) => {}
@@ -416,6 +474,11 @@ impl ReceiverEngine {
             _ => s.highest = Some(hdr.seq),
         }
         let wire_len = (dgram.len() as u64).saturating_add(IP_UDP_OVERHEAD);
+        // The core keeps a few R_m of arrivals for X_recv (§6.2); a forged R_m of 71 minutes
+        // would make that log (and the work per feedback) as large as its cap.
+        let mut hdr = hdr;
+        hdr.rtt = hdr.rtt.min(MAX_HEADER_RTT);
+        hdr.t_rto = hdr.t_rto.min(MAX_HEADER_RTT.saturating_mul(4));
         s.core.on_data_with(
             now,
             &hdr,

@@ -429,6 +429,8 @@ impl Io {
     }
 }
 
+// Short-lived, one at a time.
+#[allow(clippy::large_enum_variant)]
 enum Input {
     Feedback(tfrc::Feedback),
     FinAck(ReceiverReport),
@@ -814,7 +816,10 @@ fn run(
         }
         // 3. Timers. The core's nofeedback timer runs only past the optional floor.
         let gate = opts.nofeedback_min.map(|m| nfb_reset + m);
-        if gate.map_or(true, |g| now >= g) {
+        if match gate {
+            None => true,
+            Some(g) => now >= g,
+        } {
             core.on_timeout(now);
         }
         let exp = core.status().nofeedback_expiries;

@@ -21,6 +21,8 @@ pub struct Drops {
     pub unexpected: u64,
     /// A data sequence number already received.
     pub duplicate: u64,
+    /// A data sequence number more than `receiver::MAX_SEQ_JUMP` ahead of the newest.
+    pub out_of_range: u64,
     /// A data sequence number too far behind the newest to tell whether it is a duplicate.
     pub stale: u64,
     /// Protected mode: shorter than a sequence number and a tag.
@@ -42,6 +44,7 @@ impl Drops {
             self.spoofed,
             self.unexpected,
             self.duplicate,
+            self.out_of_range,
             self.stale,
             self.auth_truncated,
             self.tampered,
@@ -148,7 +151,7 @@ impl DelayStats {
             delay_p95_s: (have && self.one_way).then(|| self.quantile(0.95)),
             delay_p99_s: (have && self.one_way).then(|| self.quantile(0.99)),
             jitter_mean_s: (self.jitter_n > 0).then(|| self.jitter_sum / self.jitter_n as f64),
-            jitter_range_s: have.then(|| self.max - self.min),
+            jitter_range_s: have.then_some(self.max - self.min),
             jitter_rfc3550_s: (self.jitter_n > 0).then_some(self.rfc3550),
         }
     }

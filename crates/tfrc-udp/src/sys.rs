@@ -7,6 +7,8 @@
 //! this module owns and sizes, or the CMSG macros over a buffer the kernel just filled.
 
 #![allow(unsafe_code)]
+// cmsghdr's field types differ between C libraries; the casts are needed on some.
+#![allow(clippy::unnecessary_cast)]
 
 use std::io;
 use std::mem::{size_of, zeroed};

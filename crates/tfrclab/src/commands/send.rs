@@ -19,6 +19,8 @@ use crate::EXIT_BAD_INPUT;
 
 /// Arguments of `tfrclab send`.
 #[derive(Parser, Debug)]
+// "--duration -3" is a bad duration, not an unknown flag.
+#[command(allow_negative_numbers = true)]
 pub struct Args {
     /// Receiver address (HOST:PORT) where `tfrclab recv` listens.
     #[arg(long, value_name = "ADDR")]
@@ -48,6 +50,11 @@ pub struct Args {
     /// max(4R, 2s/X) fires between feedbacks on a LAN. Default: none (the RFC).
     #[arg(long = "nofeedback-min", value_name = "DURATION", value_parser = duration)]
     nofeedback_min: Option<Duration>,
+    /// Turn off §4.5's oscillation damping (X_inst = X·R_sqmean/sqrt(R_sample)), which the RFC
+    /// RECOMMENDS. On a path without propagation delay the RTT swings 100-fold with the queue
+    /// and X_inst with it (spec C7; Linux CCID-3 never lets X_inst exceed X).
+    #[arg(long = "no-oscillation-damping")]
+    no_oscillation_damping: bool,
     /// Write one JSON line of sender state per feedback to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -201,8 +208,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (None, Source::Generated) => Some(Duration::from_secs(10)),
         (d, _) => d,
     };
+    let mut profile = Profile::preset(args.profile).with_segment_size(args.segment_size);
+    if args.no_oscillation_damping {
+        profile.sender.oscillation = tfrc::profile::Oscillation::Off;
+    }
     let opts = SenderOptions {
-        profile: Profile::preset(args.profile).with_segment_size(args.segment_size),
+        profile,
         protect: args.protect,
         source,
         rate_limit: args.rate_limit,
@@ -254,7 +265,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         loop {
             std::thread::sleep(Duration::from_millis(250));
             status.show(&status_line(&tx.stats()));
-            let reader_done = reader.as_ref().map_or(true, |h| h.is_finished());
+            let reader_done = match reader.as_ref() {
+                None => true,
+                Some(h) => h.is_finished(),
+            };
             if tx.is_finished() || (reader.is_some() && reader_done) {
                 break;
             }
