@@ -225,6 +225,50 @@ mod tests {
         assert_eq!(Equation::RFC5348.invert(f64::NAN, 1000.0, 0.1, 0.4), 1.0);
     }
 
+    /// Seed 003 V0: the GAIMD form with alpha = 1, gamma = 0.5, k_to = 1 is RFC 5348 §3.1
+    /// "X_Bps = s / (R*sqrt(2*b*p/3) + (t_RTO * (3*sqrt(3*b*p/8)*p*(1+32*p^2))))" to 1e-12
+    /// relative, over a grid of p, R, t_RTO and b.
+    #[test]
+    fn seed003_v0_general_equation_is_rfc5348() {
+        for b in [1.0, 2.0] {
+            let eq = Equation {
+                b,
+                alpha: 1.0,
+                gamma: 0.5,
+                k_to: 1.0,
+                clamp_timeout: false,
+                max_rate: f64::INFINITY,
+            };
+            for p in [1e-6, 1e-4, 0.003, 0.05, 0.1, 0.3, 0.7, 1.0] {
+                for (r, t_rto) in [(0.001, 0.004), (0.1, 0.4), (0.25, 1.0), (2.0, 0.3)] {
+                    let s = 1460.0;
+                    let rfc = s
+                        / (r * (2.0 * b * p / 3.0).sqrt()
+                            + t_rto
+                                * (3.0 * (3.0 * b * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p)));
+                    let got = eq.rate(s, r, t_rto, p);
+                    assert!(close(got, rfc, 1e-12), "b {b} p {p} r {r}: {got} vs {rfc}");
+                }
+            }
+        }
+    }
+
+    /// Seed 003 V1 (spec: "this reading gives about 1.56x" at 10% random loss): X(1, 0.8) over
+    /// X(1, 0.5) at p = 0.1, t_RTO = 4R. First terms sqrt(2·0.5·0.1/1.5) = 0.2581989 and
+    /// sqrt(2·0.2·0.1/1.8) = 0.1490712; timeout factors 3·sqrt(0.75·0.1/2) = 0.5809475 and
+    /// 3·sqrt(0.36·0.1/2) = 0.4024922, times 4·0.1·1.32 = 0.528: denominators (R = 1)
+    /// 0.2581989 + 0.3067403 = 0.5649392 and 0.1490712 + 0.2125159 = 0.3615871; ratio 1.56239.
+    #[test]
+    fn seed003_v1_veno_gain_at_ten_percent() {
+        let veno = Equation {
+            gamma: 0.8,
+            ..Equation::RFC5348
+        };
+        let ratio =
+            veno.rate(1000.0, 1.0, 4.0, 0.1) / Equation::RFC5348.rate(1000.0, 1.0, 4.0, 0.1);
+        assert!((ratio - 1.56239).abs() < 1e-5, "{ratio}");
+    }
+
     #[test]
     fn degenerate_inputs_never_nan() {
         for p in [f64::NAN, -1.0, 0.0, 2.0] {

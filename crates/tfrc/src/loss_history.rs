@@ -813,6 +813,139 @@ mod tests {
         assert_eq!(a, b);
     }
 
+    /// Seed 000 eq. 5: for n = 8 the RFC weights; n = 10: 1 ×5, 5/6, 4/6, 3/6, 2/6, 1/6;
+    /// n = 9 (odd, where it departs from the RFC formula): 1 ×4, 10/11, 8/11, 6/11, 4/11, 2/11.
+    #[test]
+    fn seed000_eq5_general_weights() {
+        let want8 = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+        let want10 = [
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            5.0 / 6.0,
+            4.0 / 6.0,
+            0.5,
+            2.0 / 6.0,
+            1.0 / 6.0,
+        ];
+        let want9 = [
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            10.0 / 11.0,
+            8.0 / 11.0,
+            6.0 / 11.0,
+            4.0 / 11.0,
+            2.0 / 11.0,
+        ];
+        for (n, want) in [(8, &want8[..]), (10, &want10[..]), (9, &want9[..])] {
+            for (i, w) in want.iter().enumerate() {
+                assert!(
+                    (general_weight(i + 1, n) - w).abs() < 1e-12,
+                    "n {n} i {}",
+                    i + 1
+                );
+            }
+        }
+    }
+
+    fn transform(t: IntervalTransform) -> Averaging {
+        Averaging {
+            transform: t,
+            ..plain(AveragingWindow::Rfc5348)
+        }
+    }
+
+    /// The closed intervals of the E3/E4 tests, newest first (I_1..I_9).
+    const E3: [(f64, f64); 9] = [
+        (40.0, 1.0),
+        (10.0, 1.0),
+        (70.0, 1.0),
+        (30.0, 1.0),
+        (90.0, 1.0),
+        (20.0, 1.0),
+        (60.0, 1.0),
+        (50.0, 1.0),
+        (80.0, 1.0),
+    ];
+
+    /// E3/E4 by hand on the window I_1..I_8 = 40, 10, 70, 30, 90, 20, 60, 50 (I_0 = 5 is too
+    /// small to count). RFC weights 1,1,1,1,.8,.6,.4,.2 (sum 6): plain = 268/6 = 44.6667.
+    /// Mean 46.25, sample sd 26.69270, t·sd/√8 = 18.49709: lo = 27.75291, hi = 64.74709.
+    /// - replace (eq. 7): 10 → lo (weight 1), 90 → hi (weight .8):
+    ///   (268 − 10 + 27.75291 − 72 + 51.79767)/6 = 44.25843.
+    /// - include (eq. 8): + lo, hi with eq. 5 weights of 10 (…, 2/6, 1/6; sum 7.5):
+    ///   (321.66667 + 27.75291/3 + 64.74709/6)/7.5 = 45.56118.
+    /// - mean replace (eq. 9): 10 and 90 → 46.25: (268 − 10 + 46.25 − 72 + 37)/6 = 44.875.
+    /// - mean include (eq. 10): + 46.25 with eq. 5 weights of 9 (sum 74/11):
+    ///   (150 + (90·10 + 20·8 + 60·6 + 50·4 + 46.25·2)/11)/(74/11) = 45.43919.
+    #[test]
+    fn seed000_e3_e4_transforms_by_hand() {
+        for (t, want) in [
+            (IntervalTransform::Plain, 44.666_667),
+            (IntervalTransform::ConfidenceReplace { t: 1.96 }, 44.258_430),
+            (IntervalTransform::ConfidenceInclude { t: 1.96 }, 45.561_176),
+            (IntervalTransform::MeanReplace, 44.875),
+            (IntervalTransform::MeanInclude, 45.439_189),
+        ] {
+            let m = average_interval(5.0, &E3, 1.0, &transform(t)).unwrap();
+            assert!((m - want).abs() < 1e-5, "{t:?}: {m} vs {want}");
+        }
+    }
+
+    /// E3 applies to the "with I_0" window too (spec: "apply the transform to each of the two
+    /// windows"). I_0 = 200: window 200, 40, 10, 70, 30, 90, 20, 60 has mean 65, sd 60.71008,
+    /// lo = 22.93006, hi = 107.06994; 10 → lo, 200 → hi (both weight 1):
+    /// (418 − 10 + 22.93006 − 200 + 107.06994)/6 = 56.33333, above window 1's 44.25843.
+    #[test]
+    fn seed000_e3_applies_to_both_windows() {
+        let plain_m =
+            average_interval(200.0, &E3, 1.0, &transform(IntervalTransform::Plain)).unwrap();
+        assert!((plain_m - 418.0 / 6.0).abs() < 1e-9);
+        let m = average_interval(
+            200.0,
+            &E3,
+            1.0,
+            &transform(IntervalTransform::ConfidenceReplace { t: 1.96 }),
+        )
+        .unwrap();
+        assert!((m - 56.333_333).abs() < 1e-5, "{m}");
+    }
+
+    /// Spec E3: "With fewer than 3 closed intervals, fall back to the plain RFC mean"; with all
+    /// intervals equal every transform is the identity; lo is clamped to 1 packet.
+    #[test]
+    fn seed000_transform_fallback_and_identity() {
+        let two = [(10.0, 1.0), (40.0, 1.0)];
+        let equal = [(25.0, 1.0); 9];
+        for t in [
+            IntervalTransform::ConfidenceReplace { t: 1.96 },
+            IntervalTransform::ConfidenceInclude { t: 1.96 },
+            IntervalTransform::MeanReplace,
+            IntervalTransform::MeanInclude,
+        ] {
+            let p = average_interval(30.0, &two, 1.0, &transform(IntervalTransform::Plain));
+            assert_eq!(average_interval(30.0, &two, 1.0, &transform(t)), p, "{t:?}");
+            let m = average_interval(25.0, &equal, 1.0, &transform(t)).unwrap();
+            assert!((m - 25.0).abs() < 1e-12, "{t:?}: {m}");
+        }
+        // Intervals 1, 1, 1, 30: mean 8.25, sd 14.5, t·sd/√4 = 14.21 → lo = −5.96 clamped to 1,
+        // hi = 22.46. Window 1 (positions 0–3 of n = 8 all weigh 1): the first 1 → 1, 30 →
+        // 22.46: (1 + 1 + 1 + 22.46)/4 = 6.365; window 0 (I_0 = 1, 1, 1, 1) stays 1.
+        let spiky = [(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (30.0, 1.0)];
+        let m = average_interval(
+            1.0,
+            &spiky,
+            1.0,
+            &transform(IntervalTransform::ConfidenceReplace { t: 1.96 }),
+        )
+        .unwrap();
+        assert!((m - (3.0 + 8.25 + 14.21) / 4.0).abs() < 1e-9, "{m}");
+    }
+
     fn range(lo: u64, hi: u64, t0: u64, t1: u64, s0: u64, s1: u64, rtt_ms: u64) -> LostRange {
         LostRange {
             lo,

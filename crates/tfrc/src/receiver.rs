@@ -877,3 +877,7 @@ impl Receiver {
 #[cfg(test)]
 #[path = "receiver_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "receiver_variant_tests.rs"]
+mod variant_tests;

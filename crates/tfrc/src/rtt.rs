@@ -416,6 +416,89 @@ mod tests {
         assert!((s.r() - (0.95 * 0.04 + 0.05 * 0.08)).abs() < 1e-12);
     }
 
+    fn adaptive(k: usize, threshold: SpikeThreshold) -> RttState {
+        RttState::new(
+            RttEstimator::Adaptive(AdaptiveRtt {
+                q: 0.9,
+                k,
+                threshold,
+            }),
+            RtoPolicy::RttMultiple {
+                multiple: 4.0,
+                floor: Duration::ZERO,
+            },
+        )
+    }
+
+    /// Seed 000 pseudo-code (3) by hand, q = 0.9, k = 8, Lt = 0.1·R_old. Samples 100, 105, 150,
+    /// 140 ms: R = 0.1; rise 5 ms ≤ 10 ms → 0.9·0.1 + 0.1·0.105 = 0.1005; rise 45 ms > 10.05 ms →
+    /// 0.09045 + 0.015 + (0.150 − 0.100) = 0.15545 and RTO = 4R = 0.6218; fall → 0.9·0.15545 +
+    /// 0.014 = 0.153905.
+    #[test]
+    fn seed000_e1_adaptive_rtt_by_hand() {
+        let mut s = adaptive(8, SpikeThreshold::FractionOfR(0.1));
+        s.on_sample(0.100, 0.9);
+        assert_eq!(s.r(), 0.1);
+        s.on_sample(0.105, 0.9);
+        assert!((s.r() - 0.1005).abs() < 1e-12, "{}", s.r());
+        s.on_sample(0.150, 0.9);
+        assert!((s.r() - 0.15545).abs() < 1e-12, "{}", s.r());
+        assert!((s.t_rto() - 0.6218).abs() < 1e-12);
+        s.on_sample(0.140, 0.9);
+        assert!((s.r() - 0.153905).abs() < 1e-12, "{}", s.r());
+        // k = 2 keeps 105 and 150 ms: spread 45 ms → 0.09045 + 0.015 + 0.045 = 0.15045.
+        let mut s = adaptive(2, SpikeThreshold::FractionOfR(0.1));
+        for x in [0.100, 0.105, 0.150] {
+            s.on_sample(x, 0.9);
+        }
+        assert!((s.r() - 0.15045).abs() < 1e-12, "{}", s.r());
+        // An absolute Lt of 50 ms is not exceeded by a 45 ms rise: plain EWMA 0.10545.
+        let mut s = adaptive(8, SpikeThreshold::Seconds(0.05));
+        for x in [0.100, 0.105, 0.150] {
+            s.on_sample(x, 0.9);
+        }
+        assert!((s.r() - 0.10545).abs() < 1e-12, "{}", s.r());
+    }
+
+    /// E2 (spec reading of seed 000 eq. 4): RTO_new = (R_new/R_old)·RTO_old for a link-error
+    /// sample. Under t_RTO = 4R it is an identity; it matters where RTO_old is not 4·R_old.
+    #[test]
+    fn seed000_e2_rto_rescale_by_hand() {
+        // 4R: 0.4·(0.11/0.1) = 0.44 = 4·0.11.
+        let mut s = rfc();
+        s.on_sample(0.1, 0.9);
+        s.on_link_error_sample(0.2, 0.9, false);
+        assert!((s.r() - 0.11).abs() < 1e-12);
+        assert!((s.t_rto() - 0.44).abs() < 1e-12);
+        // max(4R, 1 s): RTO_old = 1 s → 1.1 s, where the policy would give max(0.44, 1) = 1 s.
+        let floor = RtoPolicy::RttMultiple {
+            multiple: 4.0,
+            floor: Duration::from_secs(1),
+        };
+        let mut s = RttState::new(RttEstimator::Ewma { q: 0.9 }, floor);
+        s.on_sample(0.1, 0.9);
+        assert_eq!(s.t_rto(), 1.0);
+        s.on_link_error_sample(0.2, 0.9, false);
+        assert!((s.t_rto() - 1.1).abs() < 1e-12, "{}", s.t_rto());
+        // The next ordinary sample returns to the policy: R = 0.9·0.11 + 0.1·0.11 = 0.11 → 1 s.
+        s.on_sample(0.11, 0.9);
+        assert_eq!(s.t_rto(), 1.0);
+        // NS-2's tick RTO: 0.3 s after a 0.1 s sample; q = 0.95 gives R_new = 0.105 → 0.315 s.
+        let mut s = RttState::new(
+            RttEstimator::Ewma { q: 0.95 },
+            RtoPolicy::TcpTicks(TcpRto::NS2),
+        );
+        s.on_sample(0.1, 0.95);
+        s.on_link_error_sample(0.2, 0.95, false);
+        assert!((s.t_rto() - 0.315).abs() < 1e-12, "{}", s.t_rto());
+        // Paper-literal eq. 4 line 1 (`spike`): R_new = 0.11 + (0.2 − 0.1) = 0.21, RTO = 0.84.
+        let mut s = rfc();
+        s.on_sample(0.1, 0.9);
+        s.on_link_error_sample(0.2, 0.9, true);
+        assert!((s.r() - 0.21).abs() < 1e-12);
+        assert!((s.t_rto() - 0.84).abs() < 1e-12);
+    }
+
     #[test]
     fn degenerate_samples_stay_finite() {
         let mut s = rfc();
@@ -432,6 +515,13 @@ mod tests {
         for x in [1e300, 0.0, f64::NAN, 5.0] {
             t.on_sample(x, 0.95);
             assert!(t.t_rto().is_finite() && t.t_rto() >= 0.0);
+        }
+        let mut a = adaptive(64, SpikeThreshold::Seconds(0.0));
+        for x in [1e300, 1e-9, 1e300, f64::NAN, 1e300, 0.0, 1e300] {
+            a.on_sample(x, 0.9);
+            a.on_link_error_sample(x, 0.9, true);
+            assert!(a.r().is_finite() && a.r() > 0.0, "{x}: {}", a.r());
+            assert!(a.t_rto().is_finite() && a.t_rto() >= 0.0);
         }
     }
 }

@@ -1190,6 +1190,10 @@ fn add_gap(t: Time, gap: f64) -> Time {
 #[path = "sender_tests.rs"]
 mod tests;
 
+#[cfg(test)]
+#[path = "sender_variant_tests.rs"]
+mod variant_tests;
+
 /// The send timer's expiry as a [`Time`]: `exact` seconds rounded to the nanosecond, at least
 /// 1 ns after `now` so that pacing always advances time.
 fn timer_time(now: Time, exact: f64) -> Time {

@@ -215,7 +215,7 @@ fn check_feedback(f: &Feedback) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(500))]
 
     #[test]
     fn sender_never_reports_bad_numbers(which in any::<prop::sample::Index>(), ops in proptest::collection::vec(sender_op(), 0..120)) {

@@ -1,15 +1,38 @@
 //! Arbitrary byte strings cut into packets and fed, decoded, to a receiver and a sender of
-//! both profiles: no panic, and every feedback stays in range.
+//! both profiles, plain and with seed variants: no panic, and every feedback stays in range.
 #![no_main]
 
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
+use tfrc::variants::{self, VariantChoice};
 use tfrc::wire::{self, Decoded};
 use tfrc::{Profile, Receiver, Sender, Time};
 
+/// Two variant sets that together touch every policy the catalogue sets.
+const SETS: [&[&str]; 3] = [
+    &[],
+    &[
+        "adaptive-rtt",
+        "rto-link-error:spike=1",
+        "ali-ci-include",
+        "adaptive-ttl",
+        "protect-raised-ttl",
+        "owd-classifier:offset_clock=1",
+        "veno-simd-055",
+    ],
+    &["ali-mean-replace", "simd", "protect-all"],
+];
+
 fuzz_target!(|data: &[u8]| {
-    for profile in [Profile::rfc5348(), Profile::ns2()] {
+    let mut profiles = Vec::new();
+    for base in [Profile::rfc5348(), Profile::ns2()] {
+        for set in SETS {
+            let c: Vec<VariantChoice> = set.iter().map(|n| n.parse().unwrap()).collect();
+            profiles.push(variants::apply(base, &c).unwrap());
+        }
+    }
+    for profile in profiles {
         let mut rx = Receiver::new(profile.receiver).unwrap();
         let mut tx = Sender::new(profile.sender).unwrap();
         tx.set_infinite_backlog(Time::ZERO);

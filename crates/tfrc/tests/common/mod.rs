@@ -27,6 +27,22 @@ pub enum Loss {
     },
     /// These sequence numbers.
     Seqs(Vec<u64>),
+    /// Each data packet independently with probability `p`, from a splitmix64 hash of its
+    /// index and `seed` (deterministic, no RNG state).
+    Bernoulli {
+        /// Drop probability.
+        p: f64,
+        /// Stream selector.
+        seed: u64,
+    },
+}
+
+/// splitmix64's output function: a well-mixed 64-bit hash.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The path between sender and receiver.
@@ -65,6 +81,10 @@ pub struct Pair {
     pub dropped: u64,
     /// Data packets dropped by the forward queue.
     pub queue_drops: u64,
+    /// Sequence numbers the path's loss pattern dropped (the "random" losses).
+    pub path_drop_seqs: Vec<u64>,
+    /// Sequence numbers the forward queue dropped (congestion losses).
+    pub queue_drop_seqs: Vec<u64>,
     /// On equal times, run the sender's due timers before delivering packets (default: after).
     pub timers_first: bool,
     /// A CBR application: one segment every `.0`, the next at `.1`.
@@ -98,6 +118,8 @@ impl Pair {
             feedback: Vec::new(),
             dropped: 0,
             queue_drops: 0,
+            path_drop_seqs: Vec::new(),
+            queue_drop_seqs: Vec::new(),
             timers_first: false,
             app: None,
         }
@@ -117,6 +139,11 @@ impl Pair {
             Loss::EveryNth(n) => *n > 0 && index % n == n - 1,
             Loss::Periodic { period, offset } => *period > 0 && index % period == *offset,
             Loss::Seqs(s) => s.contains(&h.seq),
+            Loss::Bernoulli { p, seed } => {
+                let u =
+                    (splitmix64(index ^ seed.rotate_left(32)) >> 11) as f64 / (1u64 << 53) as f64;
+                u < *p
+            }
         }
     }
 
@@ -134,6 +161,7 @@ impl Pair {
                 let waiting = self.tx_ends.len().saturating_sub(1);
                 if waiting + 1 >= limit {
                     self.queue_drops += 1;
+                    self.queue_drop_seqs.push(h.seq);
                     continue;
                 }
             }
@@ -143,6 +171,7 @@ impl Pair {
             self.tx_ends.push_back(self.link_free);
             if self.drops(&h, index) {
                 self.dropped += 1;
+                self.path_drop_seqs.push(h.seq);
                 continue;
             }
             self.fwd.push_back((start + tx + self.path.delay, h));
