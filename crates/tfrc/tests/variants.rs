@@ -218,7 +218,14 @@ fn measure() {
             );
         }
     }
-    for names in [&[][..], &["veno"], &["veno-simd-090"]] {
+    for names in [
+        &[][..],
+        &["veno"],
+        &["veno-simd-090"],
+        &["adaptive-rtt"],
+        &["adaptive-rtt:lt_seconds=0.002"],
+        &["simd"],
+    ] {
         let path = Path {
             delay: Duration::from_millis(20),
             bandwidth: Some(2e6),
@@ -228,10 +235,11 @@ fn measure() {
         let mut pair = Pair::new(profile(names), path);
         pair.run_until(secs(200.0));
         println!(
-            "{names:?} droptail 2 Mb/s: rate {:.0} drops {} random_losses {}",
+            "{names:?} droptail 2 Mb/s: rate {:.0} drops {} random_losses {} R {:?}",
             pair.send_rate(secs(50.0), secs(200.0)),
             pair.queue_drops,
-            pair.sender.status().random_losses
+            pair.sender.status().random_losses,
+            pair.sender.status().rtt
         );
     }
     for names in [
