@@ -190,9 +190,12 @@ impl Window {
         } else {
             transform
         };
+        if transform == IntervalTransform::Plain {
+            return self.weighted(n, 0);
+        }
         let m = self.len;
         let vals = || self.v[..m].iter().map(|e| e.0);
-        let mean = vals().sum::<f64>() / m.max(1) as f64;
+        let mean = vals().sum::<f64>() / m as f64;
         match transform {
             IntervalTransform::Plain => self.weighted(n, 0),
             IntervalTransform::ConfidenceReplace { t }

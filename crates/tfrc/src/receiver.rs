@@ -212,9 +212,10 @@ impl Receiver {
     }
 
     /// Start (or stop) recording each classification decision for
-    /// [`Receiver::drain_loss_decisions`]. Off by default so that a transport that never drains
-    /// does not accumulate them; the simulator turns it on to build the classifier's confusion
-    /// matrix. Without a classifier every decision is [`LossClass::Congestion`].
+    /// [`Receiver::drain_loss_decisions`]; either call discards undrained decisions. Off by
+    /// default so that a transport that never drains does not accumulate them; the simulator
+    /// turns it on to build the classifier's confusion matrix. Without a classifier every
+    /// decision is [`LossClass::Congestion`].
     pub fn record_loss_decisions(&mut self, on: bool) {
         self.decisions = on.then(VecDeque::new);
     }
