@@ -81,7 +81,6 @@ pub(crate) struct Link {
     pub from: NodeId,
     pub to: NodeId,
     pub bandwidth_bps: u64,
-    pub delay_ns: u64,
     /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
     pub delay_secs: f64,
     pub queue: Queue,

@@ -532,7 +532,6 @@ impl NetworkBuilder {
                     from: l.from,
                     to: l.to,
                     bandwidth_bps: l.cfg.bandwidth_bps,
-                    delay_ns: u64::try_from(l.cfg.delay.as_nanos()).unwrap_or(u64::MAX),
                     delay_secs: l.cfg.delay.as_secs_f64(),
                     queue: Queue::new(
                         &l.cfg.queue,
@@ -1268,7 +1267,6 @@ impl Simulator {
             }
             None => (tx, true),
         };
-        let done = Time::from_nanos(now.as_nanos().saturating_add(busy));
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
         // at clock + (txtime + delay), the queue's resume at clock + txtime.
         let txt = if busy == tx {
@@ -1277,11 +1275,19 @@ impl Simulator {
             busy as f64 / 1e9
         };
         let done_secs = self.now_secs + txt;
+        let arrival_secs = self.now_secs + (txt + link.delay_secs);
+        // The nanosecond times are NS-2's double times rounded, not `now + tx_ns`: adding a
+        // rounded serialisation time hop after hop drifts by up to 0.5 ns per transmission,
+        // enough to swap two events NS-2 runs at (mathematically) the same instant — a queue's
+        // resume and a packet's arrival — which decides which flow a full DropTail queue
+        // drops. Rounding the double keeps `time` ordered exactly as NS-2's clock.
+        let done = Time::from_secs_f64(done_secs).max(now);
+        let arrival = Time::from_secs_f64(arrival_secs).max(done);
         if delivered {
             // The arrival is scheduled first, then the resume.
             let key = Key {
-                time: Time::from_nanos(done.as_nanos().saturating_add(link.delay_ns)),
-                shadow: self.now_secs + (txt + link.delay_secs),
+                time: arrival,
+                shadow: arrival_secs,
                 seq: self.seq,
             };
             self.seq += 1;

@@ -328,15 +328,42 @@ pub struct Ns2Flow {
     pub dst: NodeId,
 }
 
+/// Wire bytes of an NS-2 packet that are header, not payload, by packet type: TCP data
+/// (`tcp`) carries a 40-byte TCP/IP header on top of `packetSize_`, TFRC data (`tcpFriend`)
+/// 32 bytes (`hdr_tfrc` plus IP, as Agent/TFRC sizes it); CBR over UDP and every other type
+/// count their whole size (NS-2's UDP adds no header bytes).
+pub fn ns2_header_bytes(ptype: &str) -> u32 {
+    match ptype {
+        "tcp" => 40,
+        "tcpFriend" => 32,
+        _ => 0,
+    }
+}
+
+/// Whole-run packet counts of one flow's data direction in an NS-2 trace (the recorders count
+/// only the measurement window).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ns2Totals {
+    /// Packets the source sent.
+    pub sent: u64,
+    /// Packets delivered to the destination.
+    pub delivered: u64,
+}
+
 /// Turns NS-2 trace lines into per-flow [`FlowRecorder`]s: a packet is sent at its first `+`
 /// on a link leaving its source node, delivered at its `r` on a link into its destination node
 /// (delay = the difference, matched by uid), dropped at a `d`. Packets of other flows, and the
 /// reverse direction (ACKs), are ignored. Memory follows packets in flight.
+///
+/// Payload is the size minus [`ns2_header_bytes`]; a data packet without payload (NS-2's TCP
+/// SYN, a 40-byte `tcp` packet) is left out of the statistics, as the simulator leaves it out
+/// (connection set-up, not data: the seed papers' tables do not count it).
 #[derive(Debug)]
 pub struct Ns2TraceReader {
     flows: Vec<Ns2Flow>,
     index: HashMap<(u32, NodeId, NodeId), usize>,
     recorders: Vec<FlowRecorder>,
+    totals: Vec<Ns2Totals>,
     in_flight: HashMap<u64, Time>,
     /// Cause assigned to `d` lines (NS-2 does not print one); default [`DropCause::Queue`].
     pub drop_cause: DropCause,
@@ -354,6 +381,7 @@ impl Ns2TraceReader {
                 .map(|(i, f)| ((f.fid, f.src, f.dst), i))
                 .collect(),
             recorders: flows.iter().map(|_| FlowRecorder::new(cfg)).collect(),
+            totals: vec![Ns2Totals::default(); flows.len()],
             in_flight: HashMap::new(),
             drop_cause: DropCause::Queue,
             lines: 0,
@@ -365,22 +393,31 @@ impl Ns2TraceReader {
         let Some(&i) = self.index.get(&(l.fid, l.src.0, l.dst.0)) else {
             return;
         };
+        let header = ns2_header_bytes(l.ptype);
+        if header > 0 && l.size <= header {
+            // No payload: the TCP SYN.
+            return;
+        }
+        let payload = l.size - header;
         let flow = self.flows[i];
         let rec = &mut self.recorders[i];
+        let totals = &mut self.totals[i];
         match l.event {
             TraceEvent::Enqueue if l.from == flow.src => {
                 if let std::collections::hash_map::Entry::Vacant(e) = self.in_flight.entry(l.uid) {
                     e.insert(l.time);
-                    rec.on_sent(l.time, l.size, l.size);
+                    totals.sent += 1;
+                    rec.on_sent(l.time, l.size, payload);
                 }
             }
             TraceEvent::Receive if l.to == flow.dst => {
                 if let Some(sent) = self.in_flight.remove(&l.uid) {
-                    rec.on_delivered(l.time, sent, l.size, l.size);
+                    totals.delivered += 1;
+                    rec.on_delivered(l.time, sent, l.size, payload);
                 }
             }
-            TraceEvent::Drop => {
-                self.in_flight.remove(&l.uid);
+            // Only packets seen leaving the source count, as for deliveries.
+            TraceEvent::Drop if self.in_flight.remove(&l.uid).is_some() => {
                 rec.on_dropped(l.time, l.cause.unwrap_or(self.drop_cause));
             }
             _ => {}
@@ -418,6 +455,11 @@ impl Ns2TraceReader {
     /// The recorders, in the order of the flows given to [`Ns2TraceReader::new`].
     pub fn recorders(&self) -> &[FlowRecorder] {
         &self.recorders
+    }
+
+    /// Whole-run counts, in the order of the flows given to [`Ns2TraceReader::new`].
+    pub fn totals(&self) -> &[Ns2Totals] {
+        &self.totals
     }
 
     /// Packets sent but neither delivered nor dropped yet.
@@ -506,5 +548,50 @@ v 0.03 eval {set sim_annotation {x}}
         assert_eq!(rec.dropped(DropCause::Queue), 1);
         assert!((rec.delay.mean_secs() - 0.01).abs() < 1e-12);
         assert_eq!(r.in_flight(), 0);
+        assert_eq!(
+            r.totals(),
+            &[Ns2Totals {
+                sent: 2,
+                delivered: 1
+            }]
+        );
+    }
+
+    #[test]
+    fn reader_leaves_out_the_syn_and_counts_payload_without_headers() {
+        let trace = "\
++ 0 0 1 tcp 40 ------- 0 0.0 1.0 0 0
+r 0.01 0 1 tcp 40 ------- 0 0.0 1.0 0 0
++ 0.02 0 1 tcp 1040 ------- 0 0.0 1.0 1 1
+d 0.02 0 1 tcp 40 ------- 0 0.0 1.0 0 7
+r 0.03 0 1 tcp 1040 ------- 0 0.0 1.0 1 1
++ 0.02 1 0 ack 40 ------- 0 1.0 0.0 0 2
++ 0 2 1 tcpFriend 1032 ------- 1 2.0 1.0 0 3
+r 0.01 2 1 tcpFriend 1032 ------- 1 2.0 1.0 0 3
+";
+        let mut r = Ns2TraceReader::new(
+            &[
+                Ns2Flow {
+                    fid: 0,
+                    src: 0,
+                    dst: 1,
+                },
+                Ns2Flow {
+                    fid: 1,
+                    src: 2,
+                    dst: 1,
+                },
+            ],
+            &StatsConfig::default(),
+        );
+        r.feed_reader(trace.as_bytes()).unwrap();
+        let [tcp, tfrc] = r.recorders() else {
+            panic!("two recorders")
+        };
+        assert_eq!((tcp.sent_packets, tcp.delivered_packets), (1, 1));
+        assert_eq!(tcp.dropped_total(), 0, "a SYN drop is not a data drop");
+        assert_eq!((tcp.delivered_bytes, tcp.delivered_payload), (1040, 1000));
+        assert!((tcp.delay.mean_secs() - 0.01).abs() < 1e-12);
+        assert_eq!((tfrc.delivered_bytes, tfrc.delivered_payload), (1032, 1000));
     }
 }

@@ -11,6 +11,7 @@ pub mod run_report;
 pub mod runner;
 pub mod scenario;
 pub mod summary;
+pub mod validate;
 
 /// Exit code for bad input (flags, files), as for clap's own usage errors.
 pub const EXIT_BAD_INPUT: u8 = 2;

@@ -26,6 +26,9 @@ enum Command {
     /// Write an NS-2.35 Tcl script that builds the same experiment as a scenario file.
     #[command(name = "export-ns2", long_about = commands::export_ns2::LONG_ABOUT)]
     ExportNs2(commands::export_ns2::Args),
+    /// Run scenarios in NS-2.35 and in tfrclab and compare their metrics side by side.
+    #[command(long_about = commands::validate::LONG_ABOUT)]
+    Validate(commands::validate::Args),
     /// Send TFRC over a real UDP socket to `tfrclab recv`: a file, stdin, or generated data.
     Send(commands::send::Args),
     /// Receive a `tfrclab send` session over UDP and print its summary.
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
         Command::ExportNs2(args) => commands::export_ns2::run(&args),
+        Command::Validate(args) => commands::validate::run(&args),
         Command::Send(args) => commands::send::run(&args),
         Command::Recv(args) => commands::recv::run(&args),
     };

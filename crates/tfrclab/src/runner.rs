@@ -253,6 +253,17 @@ fn agents(flow: &Flow) -> Result<(AnyAgent, AnyAgent), RunError> {
     })
 }
 
+/// How a run of `s` gathers statistics (bins, measurement window); `validate` reads NS-2's
+/// trace with the same configuration.
+pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
+    StatsConfig {
+        bin_width: s.sample_interval,
+        window_start: time(s.warmup),
+        window_end: None,
+        record_delays,
+    }
+}
+
 /// Build the network of `s` (with `seed`), ready to run.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
     let seed = opts.seed.unwrap_or(s.seed);
@@ -303,12 +314,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
             }
         }
     }
-    b.stats(StatsConfig {
-        bin_width: s.sample_interval,
-        window_start: time(s.warmup),
-        window_end: None,
-        record_delays: opts.record_delays,
-    });
+    b.stats(stats_config(s, opts.record_delays));
     if let Some((path, format)) = &opts.trace {
         let f = File::create(path).map_err(|e| RunError::Trace(path.clone(), e))?;
         b.trace(Box::new(BufWriter::new(f)), *format);

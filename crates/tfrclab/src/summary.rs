@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use netsim::DropCause;
+use netsim::{DropCause, FlowRecorder};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{self, Bottleneck, Fairness, FlowInput, FlowMetrics};
 use crate::runner::RunOutput;
-use crate::scenario::Scenario;
+use crate::scenario::{Flow, Scenario};
 
 /// `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -130,6 +130,26 @@ pub fn window(s: &Scenario) -> std::time::Duration {
     s.duration.saturating_sub(s.warmup)
 }
 
+/// The metric input of flow `f` of `s`, from its data-direction recorder and whole-run counts.
+/// One builder for a tfrclab run ([`flow_metrics`]) and an NS-2 trace (`tfrclab validate`), so
+/// both are measured alike.
+pub fn flow_input<'a>(
+    s: &Scenario,
+    f: &'a Flow,
+    forward: &'a FlowRecorder,
+    generated_packets: u64,
+    delivered_whole_run: u64,
+) -> FlowInput<'a> {
+    FlowInput {
+        name: &f.name,
+        kind: f.kind.name(),
+        forward,
+        generated_packets,
+        delivered_whole_run,
+        active: (f.start.max(s.warmup), f.stop.min(s.duration)),
+    }
+}
+
 /// Per-flow metrics of a run.
 pub fn flow_metrics(s: &Scenario, out: &RunOutput) -> Vec<FlowMetrics> {
     s.flows
@@ -137,14 +157,13 @@ pub fn flow_metrics(s: &Scenario, out: &RunOutput) -> Vec<FlowMetrics> {
         .zip(&out.results.flows)
         .map(|(f, r)| {
             metrics::flow_metrics(
-                &FlowInput {
-                    name: &f.name,
-                    kind: f.kind.name(),
-                    forward: &r.forward,
-                    generated_packets: r.sender_app.generated_packets,
-                    delivered_whole_run: r.accounts[0].delivered,
-                    active: (f.start.max(s.warmup), f.stop.min(s.duration)),
-                },
+                &flow_input(
+                    s,
+                    f,
+                    &r.forward,
+                    r.sender_app.generated_packets,
+                    r.accounts[0].delivered,
+                ),
                 window(s),
             )
         })

@@ -7,3 +7,4 @@ pub mod output;
 pub mod recv;
 pub mod run;
 pub mod send;
+pub mod validate;

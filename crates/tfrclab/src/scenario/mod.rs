@@ -418,6 +418,15 @@ pub struct Tolerances {
     pub loss: f64,
     /// …or absolute (default 0.005), whichever is larger.
     pub loss_abs: f64,
+    /// `seeds`: run both simulators with each of these seeds and compare the means (for
+    /// random scenarios whose single runs are too noisy for the tolerances); empty (the
+    /// default) means the scenario's own seed.
+    pub seeds: Vec<u64>,
+    /// `start_jitter`: with each seed, every flow starts up to this much later (the same
+    /// offsets in both simulators, drawn from the seed), so that the means over the seeds
+    /// average out the start phase, which decides how deterministic flows share a DropTail
+    /// queue. Zero (the default): the file's start times.
+    pub start_jitter: Duration,
     /// Why these tolerances.
     pub why: Option<String>,
 }
@@ -430,6 +439,8 @@ impl Default for Tolerances {
             delay: 0.10,
             loss: 0.25,
             loss_abs: 0.005,
+            seeds: Vec::new(),
+            start_jitter: Duration::ZERO,
             why: None,
         }
     }

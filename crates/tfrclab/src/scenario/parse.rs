@@ -471,6 +471,46 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                     }
                 }
             }
+            if let Some(seeds) = &v.seeds {
+                if seeds.get_ref().is_empty() {
+                    cx.err(
+                        seeds.span(),
+                        "`seeds` is empty",
+                        "a list of seeds such as [1, 2, 3], or no `seeds` key for the scenario's seed"
+                            .to_string(),
+                    );
+                }
+                for seed in seeds.get_ref() {
+                    match u64::try_from(*seed.get_ref()) {
+                        Ok(x) if !t.seeds.contains(&x) => t.seeds.push(x),
+                        Ok(x) => cx.err(
+                            seed.span(),
+                            format!("seed {x} is listed twice"),
+                            "different seeds (each adds an independent run)".to_string(),
+                        ),
+                        Err(_) => cx.err(
+                            seed.span(),
+                            "a seed is negative",
+                            "integers ≥ 0".to_string(),
+                        ),
+                    }
+                }
+            }
+            if let Some(j) = &v.start_jitter {
+                if let Some(d) = cx.duration(j, "start_jitter") {
+                    t.start_jitter = d;
+                    if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
+                        cx.err(
+                            j.span(),
+                            format!(
+                                "`start_jitter` could start flow \"{}\" at or after its stop",
+                                f.name
+                            ),
+                            "a jitter shorter than every flow's stop − start".to_string(),
+                        );
+                    }
+                }
+            }
             t.why = v.why.clone();
             t
         }

@@ -198,5 +198,7 @@ pub struct RawValidate {
     pub delay: Option<Spanned<f64>>,
     pub loss: Option<Spanned<f64>>,
     pub loss_abs: Option<Spanned<f64>>,
+    pub seeds: Option<Spanned<Vec<Spanned<i64>>>>,
+    pub start_jitter: Option<Spanned<Value>>,
     pub why: Option<String>,
 }
