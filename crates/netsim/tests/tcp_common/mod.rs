@@ -66,31 +66,29 @@ impl TcpTraceStats {
     }
 
     /// The same metrics from a netsim run's recorders (run with `record_delays`), without
-    /// tracing it: faster for long runs. The SYN is the first packet delivered (no data leaves
-    /// before it is acknowledged) and is left out; times are rounded to 1 µs first, as NS-2's
-    /// trace prints them, so both sides do the same arithmetic.
+    /// tracing it: faster for long runs. The simulator does not meter the SYN (no payload);
+    /// times are rounded to 1 µs first, as NS-2's trace prints them, so both sides do the same
+    /// arithmetic.
     pub fn from_recorders(fwd: &FlowRecorder, rev: &FlowRecorder, payload: u32) -> Self {
         let us = |t: Time| ((t.as_nanos() + 500) / 1000) as f64 * 1e-6;
         let payload = u64::from(payload);
         let data_received = fwd.delivered_payload / payload;
+        // The simulator leaves the SYN (no payload) out of the flow statistics.
         assert_eq!(
-            fwd.delivered_packets,
-            data_received + 1,
-            "exactly one SYN delivered"
+            fwd.delivered_packets, data_received,
+            "only data packets metered"
         );
         let mut s = TcpTraceStats {
             data_sent: fwd.sent_payload / payload,
             data_received,
-            // All but the SYN, a bare 40-byte header.
-            bytes_received: fwd.delivered_bytes.saturating_sub(40),
-            // Every SYN sent but the one delivered was dropped.
-            data_drops: fwd.dropped_total() - (fwd.sent_packets - fwd.sent_payload / payload - 1),
+            bytes_received: fwd.delivered_bytes,
+            data_drops: fwd.dropped_total(),
             delay_min: f64::INFINITY,
             acks_received: rev.delivered_packets,
             ack_delay_sum: rev.delay.mean_secs() * rev.delivered_packets as f64,
             ..TcpTraceStats::default()
         };
-        for &(arrival, delay) in fwd.delays().iter().skip(1) {
+        for &(arrival, delay) in fwd.delays() {
             let d = us(arrival) - us(arrival - delay);
             s.delay_sum += d;
             s.delay_min = s.delay_min.min(d);
