@@ -10,8 +10,11 @@ pub mod report;
 pub mod run_report;
 pub mod runner;
 pub mod scenario;
+pub mod stats;
 pub mod summary;
+pub mod sweep;
 pub mod validate;
+pub mod variant_metrics;
 
 /// Exit code for bad input (flags, files), as for clap's own usage errors.
 pub const EXIT_BAD_INPUT: u8 = 2;

@@ -18,6 +18,9 @@ struct Cli {
 enum Command {
     /// Simulate a scenario: per-flow table, summary.json, CSVs and an HTML report.
     Run(commands::run::Args),
+    /// Run a scenario over a grid of `--set` values × seeds in parallel: mean and 95% CI of
+    /// every metric (sweep.csv, runs.csv, sweep.json, report.html).
+    Sweep(commands::sweep::Args),
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
     /// Measurements: `bench rsa` times RSA decryption (Carmichael vs Euler d, with and
@@ -33,6 +36,9 @@ enum Command {
     Send(commands::send::Args),
     /// Receive a `tfrclab send` session over UDP and print its summary.
     Recv(commands::recv::Args),
+    /// List the seed-paper variants: name, paper, equations, parameters with defaults,
+    /// scenario keys ("reconstruction" where the paper could not be obtained).
+    Variants(commands::variants::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,12 +64,14 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => commands::run::run(&args),
+        Command::Sweep(args) => commands::sweep::run(&args),
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
         Command::ExportNs2(args) => commands::export_ns2::run(&args),
         Command::Validate(args) => commands::validate::run(&args),
         Command::Send(args) => commands::send::run(&args),
         Command::Recv(args) => commands::recv::run(&args),
+        Command::Variants(args) => commands::variants::run(&args),
     };
     match result {
         Ok(code) => code,

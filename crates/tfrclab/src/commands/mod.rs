@@ -7,4 +7,6 @@ pub mod output;
 pub mod recv;
 pub mod run;
 pub mod send;
+pub mod sweep;
 pub mod validate;
+pub mod variants;
