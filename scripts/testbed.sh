@@ -12,7 +12,7 @@
 #
 # usage: scripts/testbed.sh [--short] [--duration S] [--rate 10mbit] [--latency 100ms]
 #                           [--json FILE] [--send-args "ARGS"] [--bin PATH] [--keep DIR]
-# --send-args: extra `tfrclab send` flags (default "--no-oscillation-damping", see below).
+# --send-args: extra `tfrclab send` flags, e.g. "--no-oscillation-damping".
 # Needs root, iproute2 (ip, tc) and iperf3. Exit: 0 all targets met, 3 a target missed,
 # 1 a step failed, 2 bad usage.
 set -euo pipefail
@@ -21,10 +21,7 @@ DURATION=30
 RATE=10mbit
 LATENCY=100ms
 JSON=""
-# The testbed has no propagation delay (no netem): RTT samples swing from 0.1 ms to the 100 ms
-# queue, and RFC 5348 §4.5's X_inst = X·R_sqmean/sqrt(R_sample) swings up to 30-fold with them
-# (docs/real-network.md). The default turns the damping off; --send-args "" restores the RFC.
-SEND_ARGS="--no-oscillation-damping"
+SEND_ARGS=""
 BIN="${TFRCLAB:-}"
 KEEP=""
 

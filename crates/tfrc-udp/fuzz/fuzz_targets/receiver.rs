@@ -14,6 +14,15 @@ use tfrc_udp::{ReceiverEngine, ReceiverOptions};
 
 const SESSION: u64 = 0x0123_4567_89ab_cdef;
 
+/// One RSA key for every run: a protected HELLO would otherwise generate one per input.
+fn rsa_key() -> tfrc_protect::KeyExchange {
+    static KEY: std::sync::OnceLock<tfrc_protect::KeyExchange> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        tfrc_protect::KeyExchange::generate(1024, &mut rand::rngs::OsRng).expect("keygen")
+    })
+    .clone()
+}
+
 fuzz_target!(|input: &[u8]| {
     let Some((&mode, mut rest)) = input.split_first() else {
         return;
