@@ -8,7 +8,7 @@
 //! queue's resume), so equal-time ties break exactly as in NS-2.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::io::Write;
 use std::time::Duration;
@@ -269,6 +269,7 @@ struct FlowSpec {
     receiver: AnyAgent,
     fids: (u32, u32),
     protect: bool,
+    drop_log: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -452,6 +453,7 @@ impl NetworkBuilder {
             receiver,
             fids: (id, id),
             protect: false,
+            drop_log: false,
         });
         id
     }
@@ -491,6 +493,17 @@ impl NetworkBuilder {
     pub fn protect_flow(&mut self, flow: FlowId, on: bool) {
         match self.flows.get_mut(flow as usize) {
             Some(f) => f.protect = on,
+            None => self.errors.push(BuildError::UnknownFlow(flow)),
+        }
+    }
+
+    /// Remember the cause of every dropped data packet of `flow` by its sequence number
+    /// ([`Simulator::drop_causes`]): the true causes a loss classifier's decisions are compared
+    /// with (seed 002's confusion matrix). Off by default, so other runs keep no per-packet
+    /// state; the record grows with the flow's drops.
+    pub fn record_drop_causes(&mut self, flow: FlowId, on: bool) {
+        match self.flows.get_mut(flow as usize) {
+            Some(f) => f.drop_log = on,
             None => self.errors.push(BuildError::UnknownFlow(flow)),
         }
     }
@@ -598,6 +611,7 @@ impl NetworkBuilder {
                     FlowRecorder::new(&self.stats),
                 ],
                 acct: [Account::default(); 2],
+                drop_causes: f.drop_log.then(HashMap::new),
             });
         }
         let routes = Routes::compute(
@@ -727,6 +741,9 @@ struct FlowState {
     fids: (u32, u32),
     rec: [FlowRecorder; 2],
     acct: [Account; 2],
+    /// Data-direction drops by sequence number, when [`NetworkBuilder::record_drop_causes`]
+    /// asked for them.
+    drop_causes: Option<HashMap<u64, DropCause>>,
 }
 
 fn dir_index(d: Direction) -> usize {
@@ -871,6 +888,12 @@ impl Simulator {
             at = self.links[l as usize].to;
         }
         out
+    }
+
+    /// The true cause of each dropped data packet of `flow`, by sequence number, when the flow
+    /// was built with [`NetworkBuilder::record_drop_causes`] (`None` otherwise).
+    pub fn drop_causes(&self, flow: FlowId) -> Option<&HashMap<u64, DropCause>> {
+        self.flows.get(flow as usize)?.drop_causes.as_ref()
     }
 
     /// The RED state of a link's queue, if it is RED.
@@ -1213,6 +1236,15 @@ impl Simulator {
         f.acct[d].dropped[cause.index()] += 1;
         if metered(&pkt) {
             f.rec[d].on_dropped(self.now, cause);
+        }
+        // Only payload-carrying data packets: their sequence numbers are the ones a TFRC
+        // receiver declares lost.
+        if let Some(m) = &mut f.drop_causes {
+            if pkt.dir == Direction::Forward && pkt.payload > 0 {
+                if let Ok(seq) = u64::try_from(pkt.seq) {
+                    m.insert(seq, cause);
+                }
+            }
         }
     }
 

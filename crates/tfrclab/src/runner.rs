@@ -50,6 +50,8 @@ pub struct RunOutput {
     pub link_ids: LinkIds,
     /// Each flow's forward path (simplex link ids) when the run started.
     pub paths: Vec<Vec<LinkId>>,
+    /// The TFRC agents' and RED queues' final state, for the variant metrics.
+    pub internals: crate::variant_metrics::Internals,
 }
 
 /// Why a run failed.
@@ -182,21 +184,30 @@ fn applies(d: LinkDirection, forward: bool) -> bool {
     )
 }
 
-/// The TFRC profile a flow runs, with its segment size.
-pub fn tfrc_profile(flow: &Flow) -> Option<tfrc::Profile> {
+/// The TFRC profile a flow runs, with its segment size and its `variants` applied (`None` for
+/// other kinds). Validation has applied the same variants, so the error is only for a
+/// scenario built by hand.
+pub fn tfrc_profile(flow: &Flow) -> Option<Result<tfrc::Profile, tfrc::variants::VariantError>> {
     match &flow.kind {
-        FlowKind::Tfrc { profile, .. } => {
+        FlowKind::Tfrc {
+            profile, variants, ..
+        } => {
             let base = match profile {
                 TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
                 TfrcProfile::Ns2 => tfrc::Profile::ns2(),
             };
-            Some(base.with_segment_size(flow.packet_size))
+            Some(tfrc::variants::apply(
+                base.with_segment_size(flow.packet_size),
+                variants,
+            ))
         }
         _ => None,
     }
 }
 
-fn agents(flow: &Flow) -> Result<(AnyAgent, AnyAgent), RunError> {
+/// The agents of `flow`; `classify`: TFRC receivers keep their loss-classification decisions
+/// (for the confusion matrix).
+fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError> {
     Ok(match &flow.kind {
         FlowKind::Udp {
             rate_bps,
@@ -237,17 +248,24 @@ fn agents(flow: &Flow) -> Result<(AnyAgent, AnyAgent), RunError> {
             (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
         }
         FlowKind::Tfrc { app_rate_bps, .. } => {
-            let profile =
-                tfrc_profile(flow).ok_or_else(|| RunError::Build("not a TFRC flow".into()))?;
+            let profile = tfrc_profile(flow)
+                .ok_or_else(|| RunError::Build("not a TFRC flow".into()))?
+                .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
             let app = match app_rate_bps {
                 Some(r) => TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX)),
                 None => TfrcApp::Bulk,
             };
             let bad =
                 |e: tfrc::ConfigError| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let receiver = TfrcReceiver::new(&profile).map_err(bad)?;
+            let receiver = if classify {
+                receiver.with_decision_log()
+            } else {
+                receiver
+            };
             (
                 TfrcSender::new(&profile, app).map_err(bad)?.into(),
-                TfrcReceiver::new(&profile).map_err(bad)?.into(),
+                receiver.into(),
             )
         }
     })
@@ -297,12 +315,17 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
         link_ids.push((fwd, rev));
     }
     b.protection_cost(s.protection.seal, s.protection.open);
+    b.ttl_notices(s.ttl_notices);
+    let classify = crate::variant_metrics::classifies(s);
     for (i, f) in s.flows.iter().enumerate() {
-        let (tx, rx) = agents(f)?;
+        let (tx, rx) = agents(f, classify)?;
         let stop = (f.stop < s.duration).then(|| time(f.stop));
         let id = b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
         if s.protection.flows.contains(&i) {
             b.protect_flow(id, true);
+        }
+        if classify && matches!(f.kind, FlowKind::Tfrc { .. }) {
+            b.record_drop_causes(id, true);
         }
     }
     for e in &s.events {
@@ -333,11 +356,15 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> 
         .collect();
     let t0 = Instant::now();
     let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
+    // Flow ids are the scenario's flow indices (added in order).
+    let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
+    let internals = crate::variant_metrics::collect(&sim, &ids, results.links.len());
     Ok(RunOutput {
         seed: opts.seed.unwrap_or(s.seed),
         results,
         wall: t0.elapsed(),
         link_ids,
         paths,
+        internals,
     })
 }

@@ -40,6 +40,10 @@ pub struct Summary {
     /// Packet conservation per flow and direction (whole run): sent = delivered + dropped +
     /// in flight, checked by the simulator.
     pub accounting: Vec<FlowAccount>,
+    /// Per TFRC flow: the final sender and receiver state and the variant counters
+    /// (`docs/metrics.md`, "Variant metrics").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tfrc: Vec<crate::variant_metrics::TfrcSummary>,
 }
 
 /// One link direction.
@@ -63,6 +67,10 @@ pub struct LinkSummary {
     pub queue_mean_packets: f64,
     /// Most waiting packets.
     pub queue_max_packets: u64,
+    /// RED queues: drop counters, the variants' adaptation counters and the final max_p and
+    /// thresholds (absent for DropTail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<crate::variant_metrics::RedSummary>,
 }
 
 /// Conservation counters of one flow direction.
@@ -204,6 +212,12 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
                 dropped_by_cause: by_cause(&l.stats.drops),
                 queue_mean_packets: l.stats.queue_packets.mean(),
                 queue_max_packets: l.stats.queue_packets.max(),
+                red: crate::variant_metrics::red_summary(
+                    s,
+                    i,
+                    l.red,
+                    out.internals.red.get(id).and_then(Option::as_ref),
+                ),
             })
         })
         .collect();
@@ -237,6 +251,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         fairness,
         links,
         accounting,
+        tfrc: crate::variant_metrics::tfrc_summaries(s, &out.internals),
     }
 }
 

@@ -4,7 +4,7 @@
 //! `DataHeader` and `Feedback` values, wire sizes come from the profile's overhead, and every
 //! rule (slow start, pacing, loss events, feedback timing) is the core's.
 
-use tfrc::{Arrival, Profile, Receiver, Sender};
+use tfrc::{Arrival, LossDecision, Profile, Receiver, Sender};
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
 use crate::agents::udp::CbrClock;
@@ -171,6 +171,9 @@ impl Agent for TfrcSender {
 pub struct TfrcReceiver {
     receiver: Receiver,
     feedback_len: u32,
+    /// Every loss-classification decision of the run, when asked for
+    /// ([`TfrcReceiver::with_decision_log`]).
+    decisions: Option<Vec<LossDecision>>,
 }
 
 impl TfrcReceiver {
@@ -179,7 +182,30 @@ impl TfrcReceiver {
         Ok(TfrcReceiver {
             receiver: Receiver::new(profile.receiver)?,
             feedback_len: profile.feedback_wire_len(),
+            decisions: None,
         })
+    }
+
+    /// Keep every loss-classification decision of the run ([`TfrcReceiver::decisions`]), so
+    /// that they can be compared with the simulator's true drop causes (seed 002's confusion
+    /// matrix). The core keeps a bounded log between drains; the agent drains it after every
+    /// call, so nothing is lost, and keeps one entry per declared lost range.
+    pub fn with_decision_log(mut self) -> Self {
+        self.receiver.record_loss_decisions(true);
+        self.decisions = Some(Vec::new());
+        self
+    }
+
+    /// The decisions recorded since the start, oldest first (empty without
+    /// [`TfrcReceiver::with_decision_log`]).
+    pub fn decisions(&self) -> &[LossDecision] {
+        self.decisions.as_deref().unwrap_or(&[])
+    }
+
+    fn drain_decisions(&mut self) {
+        if let Some(log) = &mut self.decisions {
+            log.extend(self.receiver.drain_loss_decisions());
+        }
     }
 
     /// The core's receiver state (for inspection after a run).
@@ -221,6 +247,7 @@ impl Agent for TfrcReceiver {
             ttl: Some(pkt.ttl),
         };
         self.receiver.on_data_with(ctx.now(), hdr, arrival);
+        self.drain_decisions();
         self.answer(ctx);
     }
 
@@ -229,6 +256,7 @@ impl Agent for TfrcReceiver {
         if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
             self.receiver.on_timeout(now);
         }
+        self.drain_decisions();
         self.answer(ctx);
     }
 

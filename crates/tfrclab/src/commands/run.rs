@@ -82,6 +82,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     run_report::run_report(&s, &sum, &rows, &result).write(&out.path("report.html"))?;
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
+    print!("{}", crate::variant_metrics::text(&sum));
     println!(
         "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html}}",
         dir.display()

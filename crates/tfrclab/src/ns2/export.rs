@@ -432,7 +432,21 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                variants,
             } => {
+                // Seed-paper variants are policies of tfrclab's TFRC core; NS-2.35's
+                // Agent/TFRC has none of them.
+                for v in variants {
+                    bad(
+                        item.clone(),
+                        format!(
+                            "uses TFRC variant \"{}\"; NS-2.35's Agent/TFRC implements none \
+                             of the seed-paper variants (docs/variants.md)",
+                            crate::variant_metrics::choice_text(v)
+                        ),
+                        "remove it from `variants` for NS-2 cross-validation",
+                    );
+                }
                 match profile {
                     TfrcProfile::Ns2 => {}
                     TfrcProfile::Rfc5348 => bad(
@@ -463,6 +477,15 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
              and open)"
                 .to_string(),
             "remove it from [protection] flows for NS-2 cross-validation",
+        );
+    }
+    // E5: NS-2's TTLChecker drops silently; it has no time-exceeded notices.
+    if scenario.ttl_notices {
+        bad(
+            "ttl_notices".to_string(),
+            "is on; NS-2 drops packets whose TTL runs out without telling their source"
+                .to_string(),
+            "ttl_notices = false (and no adaptive-ttl flow) for NS-2 cross-validation",
         );
     }
     for (k, ev) in scenario.events.iter().enumerate() {
@@ -591,6 +614,8 @@ impl<'a> Writer<'a> {
             tolerances: _,
             // Whole-flow protection is refused in `check`; the cost alone changes nothing.
             protection: _,
+            // Refused in `check` when on.
+            ttl_notices: _,
         } = s;
         self.line(format!(
             "# NS-2.35 script for the tfrclab scenario {}, written by `tfrclab export-ns2` from {}.",
@@ -978,6 +1003,8 @@ impl<'a> Writer<'a> {
                 FlowKind::Tfrc {
                     profile: _,
                     app_rate_bps,
+                    // Refused in `check`.
+                    variants: _,
                 } => {
                     self.line(format!(
                         "# flow {i} {}: tfrc (NS-2's Agent/TFRC = the ns2 profile), {} -> {}",

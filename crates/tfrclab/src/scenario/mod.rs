@@ -47,6 +47,9 @@ pub struct Scenario {
     pub tolerances: Tolerances,
     /// `[protection]` (seed 000 E6).
     pub protection: Protection,
+    /// `ttl_notices`: a router that drops a packet for TTL returns a time-exceeded notice to
+    /// its source (seed 000 E5). Default: on when a TFRC flow uses `adaptive-ttl`.
+    pub ttl_notices: bool,
 }
 
 /// `[protection]`: what protecting a packet costs, and which flows protect every packet.
@@ -362,6 +365,9 @@ pub enum FlowKind {
         profile: TfrcProfile,
         /// `app_rate`: a CBR application feeding the sender, bit/s; None: always has data.
         app_rate_bps: Option<f64>,
+        /// `variants`: seed-paper variants applied to the profile (validated against the
+        /// catalogue `tfrc::variants`, in file order; empty: the plain profile).
+        variants: Vec<tfrc::variants::VariantChoice>,
     },
 }
 
@@ -481,6 +487,23 @@ impl Scenario {
     /// The flow called `name`.
     pub fn flow(&self, name: &str) -> Option<&Flow> {
         self.flows.iter().find(|f| f.name == name)
+    }
+}
+
+impl Flow {
+    /// The TFRC variants the flow runs (empty for other kinds).
+    pub fn variants(&self) -> &[tfrc::variants::VariantChoice] {
+        match &self.kind {
+            FlowKind::Tfrc { variants, .. } => variants,
+            _ => &[],
+        }
+    }
+
+    /// Whether the flow runs variant `v`.
+    pub fn uses(&self, v: tfrc::variants::Variant) -> bool {
+        self.variants()
+            .iter()
+            .any(|c| c.name.parse::<tfrc::variants::Variant>() == Ok(v))
     }
 }
 

@@ -405,6 +405,13 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         }
     }
 
+    // Seed 000 E5's notices: on by default exactly when a flow adapts its TTL to them.
+    let ttl_notices = raw.ttl_notices.unwrap_or_else(|| {
+        flows
+            .iter()
+            .any(|f| f.uses(tfrc::variants::Variant::AdaptiveTtl))
+    });
+
     // Events.
     let mut events = Vec::new();
     for e in &raw.events {
@@ -546,6 +553,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         events,
         tolerances,
         protection,
+        ttl_notices,
     })
 }
 
@@ -1273,7 +1281,7 @@ fn flow_spec(
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 8] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 9] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
@@ -1289,6 +1297,7 @@ fn flow_spec(
         ),
         ("profile", f.profile.as_ref().map(|v| v.span()), "tfrc"),
         ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
+        ("variants", f.variants.as_ref().map(|v| v.span()), "tfrc"),
         ("delayed_ack", None, "tcp"),
     ];
     for (key, span, owner) in owned {
@@ -1468,9 +1477,19 @@ fn flow_spec(
                 Some(r) => Some(cx.bandwidth(r, "app_rate")?),
                 None => None,
             };
+            let base = match profile {
+                TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
+                TfrcProfile::Ns2 => tfrc::Profile::ns2(),
+            }
+            .with_segment_size(packet_size);
+            let variants = match &f.variants {
+                Some(v) => variant_list(cx, v, base),
+                None => Vec::new(),
+            };
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                variants,
             }
         }
     };
@@ -1483,4 +1502,127 @@ fn flow_spec(
         packet_size,
         kind,
     })
+}
+
+/// `variants = [...]` of a TFRC flow: each element parsed as `name[:param=value,...]` and
+/// checked against the catalogue on the flow's profile, so that every error points at the
+/// element that causes it and lists what would be valid. Returns the choices in file order
+/// (possibly incomplete when there were errors, which are recorded in `cx`).
+fn variant_list(
+    cx: &mut Ctx<'_>,
+    list: &Spanned<Vec<Spanned<String>>>,
+    base: tfrc::Profile,
+) -> Vec<tfrc::variants::VariantChoice> {
+    use tfrc::variants::{self, Variant, VariantChoice, VariantError};
+    let mut ok: Vec<(VariantChoice, Variant, Range<usize>)> = Vec::new();
+    let mut bad = false;
+    for item in list.get_ref() {
+        let text = item.get_ref();
+        let choice: VariantChoice = match text.parse() {
+            Ok(c) => c,
+            Err(_) => {
+                cx.err(
+                    item.span(),
+                    format!("variant \"{text}\" is not of the form name[:param=value,...]"),
+                    "a variant name, optionally with parameters: \"adaptive-rtt\", \
+                     \"ali-ci-replace:t=2.58\", \"veno:threshold=2,k_to=0.5\""
+                        .to_string(),
+                );
+                bad = true;
+                continue;
+            }
+        };
+        // Each choice alone first, so that its own errors (name, parameter, range, an invalid
+        // resulting profile) point at it. A missing prerequisite is judged with the whole list.
+        match variants::apply(base, std::slice::from_ref(&choice)) {
+            Ok(_) | Err(VariantError::Requires { .. }) => {}
+            Err(e) => {
+                cx.err(item.span(), e.to_string(), variant_expected(&e, &choice));
+                bad = true;
+                continue;
+            }
+        }
+        match choice.name.parse::<Variant>() {
+            Ok(v) => ok.push((choice, v, item.span())),
+            Err(e) => {
+                cx.err(item.span(), e.to_string(), variant_expected(&e, &choice));
+                bad = true;
+            }
+        }
+    }
+    // The valid elements together: two of one policy, or a missing prerequisite (unless a
+    // bad element may be the prerequisite, misspelt).
+    let choices: Vec<VariantChoice> = ok.iter().map(|(c, _, _)| c.clone()).collect();
+    match variants::apply(base, &choices) {
+        Err(VariantError::Requires { .. }) if bad => {}
+        Ok(_) => {}
+        Err(e) => {
+            // Point at the later of two clashing elements, or at the one missing a prerequisite.
+            let named = |name: &str| {
+                ok.iter()
+                    .rev()
+                    .find(|(_, v, _)| v.name() == name)
+                    .map(|(_, _, span)| span.clone())
+            };
+            let span = match &e {
+                VariantError::Duplicate(n) => named(n),
+                VariantError::Conflict { second, .. } => named(second),
+                VariantError::Requires { variant, .. } => named(variant),
+                _ => None,
+            }
+            .unwrap_or_else(|| list.span());
+            let choice = VariantChoice::default();
+            cx.err(span, e.to_string(), variant_expected(&e, &choice));
+        }
+    }
+    choices
+}
+
+/// What would be right, for a variant error.
+fn variant_expected(
+    e: &tfrc::variants::VariantError,
+    choice: &tfrc::variants::VariantChoice,
+) -> String {
+    use tfrc::variants::{Variant, VariantError};
+    match e {
+        VariantError::UnknownVariant(_) | VariantError::Syntax(_) => format!(
+            "a variant name: {} (`tfrclab variants` lists them with their parameters)",
+            Variant::ALL.map(Variant::name).join(", ")
+        ),
+        VariantError::UnknownParameter { .. } | VariantError::DuplicateParameter { .. } => {
+            match choice.name.parse::<Variant>() {
+                Ok(v) => variant_params(v),
+                Err(_) => "each parameter once".to_string(),
+            }
+        }
+        VariantError::OutOfRange {
+            parameter, range, ..
+        } => format!("`{parameter}` in {range}"),
+        VariantError::Duplicate(_) => "each variant once".to_string(),
+        VariantError::Conflict { first, second, .. } => {
+            format!("one variant per policy: keep {first} or {second}")
+        }
+        VariantError::Requires { needs, .. } => format!("also list {needs}"),
+        VariantError::Config(_) => "parameters that make a valid profile".to_string(),
+    }
+}
+
+/// The parameters of `v` with their defaults and ranges, for error messages.
+fn variant_params(v: tfrc::variants::Variant) -> String {
+    let info = v.info();
+    if info.params.is_empty() {
+        return format!(
+            "{} has no parameters: write \"{}\" alone",
+            info.name, info.name
+        );
+    }
+    let ps: Vec<String> = info
+        .params
+        .iter()
+        .map(|p| match p.default {
+            Some(d) => format!("{} (default {d}, {})", p.name, p.range),
+            None => format!("{} (optional, {})", p.name, p.range),
+        })
+        .collect();
+    format!("a parameter of {}, each once: {}", info.name, ps.join(", "))
 }

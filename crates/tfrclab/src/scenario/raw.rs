@@ -28,6 +28,9 @@ pub struct RawScenario {
     pub events: Vec<Spanned<RawEvent>>,
     pub validate: Option<RawValidate>,
     pub protection: Option<Spanned<RawProtection>>,
+    /// Seed 000 E5: routers return time-exceeded notices (default: on when a flow uses
+    /// `adaptive-ttl`).
+    pub ttl_notices: Option<bool>,
 }
 
 /// `[protection]`: seed 000 E6's per-packet processing cost, and flows protected in full.
@@ -178,6 +181,8 @@ pub struct RawFlow {
     // tfrc
     pub profile: Option<Spanned<String>>,
     pub app_rate: Option<Spanned<Value>>,
+    /// Seed-paper variants, `"name"` or `"name:param=value,..."` (`tfrc::variants`).
+    pub variants: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// `[[events]]`: scheduled link state changes.

@@ -117,8 +117,9 @@ fn good_scenario_parses_with_units() {
         s.flows[0].kind,
         FlowKind::Tfrc {
             profile: TfrcProfile::Ns2,
-            app_rate_bps: None
-        }
+            app_rate_bps: None,
+            ref variants,
+        } if variants.is_empty()
     ));
     assert!(matches!(
         s.flows[1].kind,
@@ -603,4 +604,173 @@ fn protection_errors_are_located() {
     let ps = problems(&t);
     assert_eq!(ps[0].line, line_of(&t, "cost"));
     assert!(ps[0].message.contains("`seal`"), "{}", ps[0].message);
+}
+
+/// GOOD with `line` added to flow tfrc1 (after its `profile`).
+fn with_tfrc_line(line: &str) -> String {
+    GOOD.replace("profile = \"ns2\"", &format!("profile = \"ns2\"\n{line}"))
+}
+
+/// The single problem, asserting its line and that it starts at `needle` on that line.
+fn one_at(text: &str, needle: &str, in_message: &str, in_expected: &str) -> Problem {
+    let line = line_of(text, needle);
+    let p = one(text, line, in_message, in_expected);
+    let src = text.lines().nth(line - 1).unwrap();
+    let col = src[..src.find(needle).unwrap()].chars().count() + 1;
+    assert_eq!(p.column, col, "{p:#?}");
+    p
+}
+
+#[test]
+fn tfrc_variants_parse_and_reach_the_profile() {
+    use tfrc::variants::{Variant, VariantChoice};
+    let text = with_tfrc_line("variants = [\"adaptive-rtt\", \"ali-ci-replace:t=2.58\"]");
+    let s = Scenario::parse("v.toml", &text).unwrap();
+    assert_eq!(
+        s.flows[0].variants(),
+        [
+            VariantChoice::new("adaptive-rtt"),
+            VariantChoice::new("ali-ci-replace").with("t", 2.58)
+        ]
+    );
+    assert!(s.flows[0].uses(Variant::AdaptiveRtt));
+    assert!(!s.flows[0].uses(Variant::Veno));
+    assert!(s.flows[1].variants().is_empty());
+    assert!(!s.ttl_notices, "off without adaptive-ttl");
+    let p = crate::runner::tfrc_profile(&s.flows[0]).unwrap().unwrap();
+    assert!(matches!(
+        p.sender.rtt,
+        tfrc::rtt::RttEstimator::Adaptive(a) if a.k == 8
+    ));
+    assert_eq!(
+        p.receiver.averaging.transform,
+        tfrc::loss_history::IntervalTransform::ConfidenceReplace { t: 2.58 }
+    );
+    // The profile key still applies underneath (ns2's TTL, segment size).
+    assert_eq!(p.sender.segment_size, 1000);
+    // E5 turns time-exceeded notices on by default; the key overrides either way.
+    let text = with_tfrc_line("variants = [\"adaptive-ttl:ttl_min=40\"]");
+    assert!(Scenario::parse("v.toml", &text).unwrap().ttl_notices);
+    let off = format!("ttl_notices = false\n{text}");
+    assert!(!Scenario::parse("v.toml", &off).unwrap().ttl_notices);
+    let on = format!("ttl_notices = true\n{GOOD}");
+    assert!(Scenario::parse("v.toml", &on).unwrap().ttl_notices);
+}
+
+#[test]
+fn tfrc_variant_errors_point_at_the_element() {
+    // Unknown name: the list of valid names.
+    let t = with_tfrc_line("variants = [\"adaptive-rtt\", \"vegas\"]");
+    one_at(
+        &t,
+        "\"vegas\"",
+        "unknown variant 'vegas'",
+        "adaptive-rtt, rto-link-error, ali-ci-replace",
+    );
+    // Unknown parameter: the variant's parameters with defaults and ranges.
+    let t = with_tfrc_line("variants = [\"veno:gama=0.8\"]");
+    one_at(
+        &t,
+        "\"veno:",
+        "variant veno has no parameter 'gama'",
+        "gamma_random (default 0.8, [0, 1))",
+    );
+    let t = with_tfrc_line("variants = [\"ali-mean-include:t=2\"]");
+    one_at(&t, "\"ali", "has no parameter 't'", "has no parameters");
+    // Out of range.
+    let t = with_tfrc_line("variants = [\"adaptive-rtt\", \"adaptive-ttl:a=1.5\"]");
+    one_at(
+        &t,
+        "\"adaptive-ttl",
+        "a = 1.5 is outside [0.5, 1)",
+        "`a` in [0.5, 1)",
+    );
+    let t = with_tfrc_line("variants = [\"veno:threshold=2,threshold=3\"]");
+    one_at(&t, "\"veno", "given twice", "threshold (default 3");
+    // Syntax.
+    let t = with_tfrc_line("variants = [\"veno:threshold\"]");
+    one_at(
+        &t,
+        "\"veno",
+        "not of the form name[:param=value,...]",
+        "ali-ci-replace:t=2.58",
+    );
+    // Two variants of one policy: at the second.
+    let t = with_tfrc_line("variants = [\"veno\", \"adaptive-rtt\", \"simd\"]");
+    one_at(
+        &t,
+        "\"simd\"",
+        "variants veno and simd both set the throughput equation",
+        "keep veno or simd",
+    );
+    let t = with_tfrc_line("variants = [\"ali-ci-include\", \"ali-mean-replace\"]");
+    one_at(
+        &t,
+        "\"ali-mean",
+        "average-loss-interval",
+        "keep ali-ci-include",
+    );
+    // The same variant twice: at the second.
+    let t = with_tfrc_line("variants = [\"protect-all\", \"Protect-All\"]");
+    one_at(&t, "\"Protect", "chosen twice", "each variant once");
+    // A missing prerequisite is judged with the whole list.
+    let t = with_tfrc_line("variants = [\"rto-link-error\"]");
+    one_at(
+        &t,
+        "\"rto",
+        "rto-link-error needs a loss classifier",
+        "also list a loss classifier: owd-classifier, veno",
+    );
+    let t = with_tfrc_line("variants = [\"rto-link-error\", \"owd-classifier\"]");
+    assert!(Scenario::parse("v.toml", &t).is_ok());
+    // An invalid resulting profile.
+    let t = with_tfrc_line("variants = [\"adaptive-ttl:ttl_min=64,ttl_max=40\"]");
+    one_at(&t, "\"adaptive", "ttl", "valid profile");
+    // A TFRC key on a TCP flow.
+    let t = GOOD.replace("window = 100", "window = 100\nvariants = [\"veno\"]");
+    one(
+        &t,
+        line_of(&t, "variants"),
+        "`variants` is a tfrc key, but flow \"tcp1\" has kind = \"tcp\"",
+        "tcp flows",
+    );
+    // Several bad elements: each reported.
+    let t = with_tfrc_line("variants = [\"vegas\", \"veno:x=1\", \"simd:beta=2\"]");
+    assert_eq!(problems(&t).len(), 3);
+    // ... and a clash among the valid ones as well.
+    let t = with_tfrc_line("variants = [\"veno\", \"vegas\", \"simd\"]");
+    let ps = problems(&t);
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+    assert!(ps[1].message.contains("both set"), "{ps:#?}");
+    // Not a list of strings.
+    let t = with_tfrc_line("variants = \"veno\"");
+    let ps = problems(&t);
+    assert_eq!(ps[0].line, line_of(&t, "variants"), "{ps:#?}");
+}
+
+#[test]
+fn export_ns2_refuses_tfrc_variants_and_notices() {
+    let t = with_tfrc_line("variants = [\"veno\", \"ali-ci-replace:t=2.58\"]");
+    let s = Scenario::parse("v.toml", &t).unwrap();
+    let e = crate::ns2::export(&s, &crate::ns2::ExportOptions::untraced())
+        .expect_err("variants have no NS-2 counterpart");
+    let ours: Vec<_> = e
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("variant"))
+        .collect();
+    assert_eq!(ours.len(), 2, "{e}");
+    assert_eq!(ours[0].item, "flow \"tfrc1\"");
+    assert!(ours[0].message.contains("\"veno\""), "{}", ours[0].message);
+    assert!(ours[1].message.contains("\"ali-ci-replace:t=2.58\""));
+    let t = format!("ttl_notices = true\n{GOOD}");
+    let s = Scenario::parse("v.toml", &t).unwrap();
+    let e = crate::ns2::export(&s, &crate::ns2::ExportOptions::untraced())
+        .expect_err("NS-2 has no notices");
+    assert!(e.problems.iter().any(|p| p.item == "ttl_notices"), "{e}");
+    assert!(crate::ns2::export(
+        &Scenario::parse("v.toml", GOOD).unwrap(),
+        &crate::ns2::ExportOptions::untraced()
+    )
+    .is_ok());
 }
