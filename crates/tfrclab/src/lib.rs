@@ -6,7 +6,9 @@
 pub mod commands;
 pub mod metrics;
 pub mod ns2;
+pub mod parallel;
 pub mod report;
+pub mod reproduce;
 pub mod run_report;
 pub mod runner;
 pub mod scenario;

@@ -16,6 +16,10 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Reproduce the seed papers' experiments: per-paper reports (printed vs measured values,
+    /// claims with 95% CIs and verdicts), CSVs and an index.
+    #[command(long_about = commands::reproduce::LONG_ABOUT)]
+    Reproduce(commands::reproduce::Args),
     /// Simulate a scenario: per-flow table, summary.json, CSVs and an HTML report.
     Run(commands::run::Args),
     /// Run a scenario over a grid of `--set` values × seeds in parallel: mean and 95% CI of
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Reproduce(args) => commands::reproduce::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Sweep(args) => commands::sweep::run(&args),
         Command::Equation(args) => commands::equation::run(&args),

@@ -5,6 +5,7 @@ pub mod equation;
 pub mod export_ns2;
 pub mod output;
 pub mod recv;
+pub mod reproduce;
 pub mod run;
 pub mod send;
 pub mod sweep;

@@ -1,0 +1,145 @@
+//! Running many independent simulations on a thread pool, with a progress bar: the machinery
+//! `sweep` and `reproduce` share.
+//!
+//! [`run_ordered`] maps a closure over tasks on a rayon pool of a chosen size and returns the
+//! results in task order whatever the number of threads, so everything computed from them is
+//! independent of `--jobs`. A failing task stops the tasks not yet started (a failure is usually a
+//! bug or bad input, and the remaining hours of work would be wasted); a panicking task is turned
+//! into an error naming the task rather than an unreadable abort of the whole pool.
+//! [`progress_bar`] is the bar both commands show on stderr.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+/// The number of worker threads: `requested`, or every available core.
+pub fn jobs(requested: Option<u32>) -> usize {
+    requested.map_or_else(
+        || {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        },
+        |j| j.max(1) as usize,
+    )
+}
+
+/// Run `f` over `tasks` on `jobs` threads; `on_done` is called after each task (for progress).
+///
+/// Returns the results in task order. On failure returns the first failing task's index (in
+/// task order) and its message; once a task fails, tasks not yet started are skipped. A panic
+/// inside `f` is reported as a failure of that task.
+pub fn run_ordered<T, R, F>(
+    tasks: &[T],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    f: F,
+) -> Result<Vec<R>, (usize, String)>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> Result<R, String> + Sync,
+{
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| (0, format!("cannot start {jobs} worker threads: {e}")))?;
+    let failed = AtomicBool::new(false);
+    let one = |t: &T| -> Option<Result<R, String>> {
+        if failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t)))
+            .unwrap_or_else(|_| Err("the simulation panicked (a bug: please report it)".into()));
+        on_done();
+        if r.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        Some(r)
+    };
+    let results: Vec<Option<Result<R, String>>> =
+        pool.install(|| tasks.par_iter().map(one).collect());
+    let mut out = Vec::with_capacity(results.len());
+    let mut skipped = None;
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(v)) => out.push(v),
+            Some(Err(e)) => return Err((i, e)),
+            None => {
+                skipped.get_or_insert(i);
+            }
+        }
+    }
+    match skipped {
+        // Only a failure skips tasks, and failures return above; keep the invariant explicit.
+        Some(i) => Err((i, "skipped after another task failed".into())),
+        None => Ok(out),
+    }
+}
+
+/// A progress bar on stderr counting `total` runs, with the elapsed time and an ETA. Hidden
+/// when stderr is not a terminal (logs and pipes get the commands' final lines only).
+pub fn progress_bar(total: u64) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:40.cyan/blue} {pos}/{len} runs  elapsed {elapsed}  ETA {eta}  {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    // Redraw on a timer too, so the elapsed time and ETA move while long runs are in progress.
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn results_come_back_in_task_order() {
+        let tasks: Vec<u64> = (0..200).collect();
+        let done = AtomicUsize::new(0);
+        let tick = || {
+            done.fetch_add(1, Ordering::Relaxed);
+        };
+        let out = run_ordered(&tasks, 4, &tick, |&t| Ok(t * 2)).unwrap();
+        assert_eq!(out, tasks.iter().map(|t| t * 2).collect::<Vec<_>>());
+        assert_eq!(done.load(Ordering::Relaxed), 200);
+    }
+
+    #[test]
+    fn the_first_failure_in_task_order_is_reported() {
+        let tasks: Vec<u64> = (0..50).collect();
+        let r = run_ordered(&tasks, 1, &|| {}, |&t| {
+            if t >= 7 {
+                Err(format!("task {t} failed"))
+            } else {
+                Ok(t)
+            }
+        });
+        assert_eq!(r, Err((7, "task 7 failed".to_string())));
+    }
+
+    #[test]
+    fn a_panic_is_an_error_not_an_abort() {
+        let tasks = [1u8, 2, 3];
+        let r: Result<Vec<u8>, _> = run_ordered(&tasks, 2, &|| {}, |&t| {
+            if t == 2 {
+                panic!("boom");
+            }
+            Ok(t)
+        });
+        let (i, msg) = r.unwrap_err();
+        assert_eq!(i, 1);
+        assert!(msg.contains("panicked"), "{msg}");
+    }
+}
