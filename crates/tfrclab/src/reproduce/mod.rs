@@ -382,22 +382,22 @@ pub fn registry() -> Vec<Entry> {
     vec![
         Entry {
             id: "seed-000",
-            title: "Seed 000: TFRC enhancements E1–E6 (adaptive RTT, link-error RTO, loss-interval transforms, adaptive TTL, protection)",
+            title: "Nalavala, Pakanati & Mokkala, \"Efficient Traffic Engineering Strategies for Improving the Performance of TCP Friendly Rate Control Protocol\"",
             paper: None,
         },
         Entry {
             id: "seed-001",
-            title: "Seed 001: enhanced RED (Shewhart–EWMA average, auto-tuned thresholds, adaptive max_p) with TFRC",
+            title: "Nalavala, Pakanati & Mokkalala, \"An Enhanced Queue Management Scheme for TFRC Over Wired Networks\"",
             paper: None,
         },
         Entry {
             id: "seed-002",
-            title: "Seed 002: TFRC over wired/wireless paths with one-way-delay loss classification",
+            title: "Xu, Chu, Wu & Meng, \"An Improved TFRC Scheme for Wired/Wireless Hybrid Networks\"",
             paper: None,
         },
         Entry {
             id: "seed-003",
-            title: "Seed 003: TFRC with Veno and SIMD congestion responses",
+            title: "Ishak, \"Performance Comparison and Analysis of TCP-Friendly Rate Control (TFRC) over the Network\"",
             paper: None,
         },
         Entry {

@@ -564,7 +564,7 @@ impl Paper for Seed004 {
     }
 
     fn title(&self) -> &'static str {
-        "Seed 004: Chenna Keshava & Chenna Reddy, \"TCP, UDP, and TFRC in Wired Networks\""
+        "Chenna Keshava & Chenna Reddy, \"TCP, UDP, and TFRC in Wired Networks\""
     }
 
     fn experiments(&self, budget: &Budget) -> Result<Vec<Experiment>, String> {
@@ -1131,6 +1131,7 @@ impl Paper for Seed004 {
                     Direction::Above,
                     0.0,
                 )
+                .unit("fraction")
                 .samples(relative_change(&tfrc, &tcp_goodput)?),
             );
         }
