@@ -349,11 +349,12 @@ pub fn run_all(
     Ok(records)
 }
 
-/// One number a run produced: `metric` of `subject` (a flow name, or a flow kind for the
-/// per-kind fairness metrics).
+/// One number a run produced: `metric` of `subject` (a flow name, a flow kind for the
+/// per-kind fairness metrics, or a link direction for the RED metrics).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MetricValue {
-    /// Flow name, or flow kind for `jain_index` and `seed004_byte_difference`.
+    /// Flow name; flow kind for `jain_index` and `seed004_byte_difference`; link name with
+    /// `>` or `<` for `red_*`.
     pub subject: String,
     /// Metric name (as in `flows.csv`, plus `jain_index`, `seed004_byte_difference`,
     /// `friendliness`).
@@ -394,7 +395,10 @@ pub fn flow_metric_values(f: &FlowMetrics) -> Vec<(String, f64)> {
 
 /// Every number of a run that a sweep aggregates: each flow's metrics (flow by flow), then
 /// Jain's index and seed 004's byte difference per flow kind, then each TFRC flow's
-/// friendliness (when a TCP flow shares its bottleneck).
+/// friendliness (when a TCP flow shares its bottleneck), then the variant metrics: each TFRC
+/// flow's numeric `tfrc[]` fields as `tfrc_<field>` (and its classifier's accuracy as
+/// `tfrc_classifier_accuracy`), each RED link direction's `links[].red` fields as
+/// `red_<field>` (subject: link name with `>` forward or `<` reverse).
 pub fn metric_values(s: &Summary) -> Vec<MetricValue> {
     let mut out = Vec::new();
     for f in &s.flows {
@@ -429,7 +433,51 @@ pub fn metric_values(s: &Summary) -> Vec<MetricValue> {
             });
         }
     }
+    // Variant metrics: every numeric field, taken from their JSON form so that a field added
+    // to `tfrc[]` or `links[].red` is swept without a change here.
+    for t in &s.tfrc {
+        let v = serde_json::to_value(t).unwrap_or_default();
+        numeric_fields(&v, "tfrc_", &t.flow, &mut out);
+        if let Some(a) = v
+            .get("confusion")
+            .and_then(|c| c.get("accuracy"))
+            .and_then(serde_json::Value::as_f64)
+        {
+            out.push(MetricValue {
+                subject: t.flow.clone(),
+                metric: "tfrc_classifier_accuracy".into(),
+                value: a,
+            });
+        }
+    }
+    for l in &s.links {
+        if let Some(red) = &l.red {
+            let arrow = if l.direction == "reverse" { "<" } else { ">" };
+            let v = serde_json::to_value(red).unwrap_or_default();
+            numeric_fields(&v, "red_", &format!("{}{arrow}", l.name), &mut out);
+        }
+    }
     out
+}
+
+/// The top-level numbers of a JSON object as metrics `prefix` + field name, in field-name order
+/// (sorted here, whatever order the JSON map keeps); nulls, booleans, strings and nested values
+/// are not metrics.
+fn numeric_fields(v: &serde_json::Value, prefix: &str, subject: &str, out: &mut Vec<MetricValue>) {
+    let Some(obj) = v.as_object() else {
+        return;
+    };
+    let mut fields: Vec<(&String, &serde_json::Value)> = obj.iter().collect();
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, x) in fields {
+        if let Some(value) = x.as_f64() {
+            out.push(MetricValue {
+                subject: subject.to_string(),
+                metric: format!("{prefix}{k}"),
+                value,
+            });
+        }
+    }
 }
 
 /// The mean and CI of one metric of one subject at one grid point.

@@ -532,3 +532,46 @@ fn no_set_sweeps_seeds_only() {
     assert_eq!(h[..3], ["point", "subject", "metric"]);
     assert!(rows.iter().all(|r| r[0] == "1" && r[3] == "4"));
 }
+
+#[test]
+fn variant_metrics_are_swept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples/red-variants.toml");
+    ok(
+        &[
+            "sweep",
+            example.to_str().unwrap(),
+            "--set",
+            "duration=5,8",
+            "--seeds",
+            "2",
+            "--out",
+            "res",
+        ],
+        d,
+    );
+    let (_, rows) = read_csv(&d.join("res/sweep.csv"));
+    let has = |subject: &str, metric: &str| rows.iter().any(|r| r[2] == subject && r[3] == metric);
+    // RED counters and final state per link direction, TFRC sender/receiver state per flow.
+    for link in ["r-d1>", "r-d2>", "r-d3>", "r-d4>"] {
+        for m in [
+            "red_early_drops",
+            "red_max_p_final",
+            "red_min_th_final_packets",
+        ] {
+            assert!(has(link, m), "{m} of {link}");
+        }
+    }
+    for m in ["tfrc_x_bps", "tfrc_p", "tfrc_loss_events", "tfrc_feedbacks"] {
+        assert!(has("ared-b", m), "{m}");
+    }
+    // The adaptive max_p moved on Adaptive RED's link: its max_p_increases are counted.
+    let ups: f64 = rows
+        .iter()
+        .filter(|r| r[2] == "r-d1>" && r[3] == "red_max_p_increases")
+        .map(|r| r[5].parse::<f64>().unwrap())
+        .sum();
+    assert!(ups > 0.0, "{ups}");
+}
