@@ -167,6 +167,8 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         }
     }
 
+    crate::variant_metrics::report_section(&mut page, summary);
+
     let mut links = Table::new([
         "link",
         "direction",
