@@ -479,3 +479,72 @@ fn variant_scenarios_name_catalogue_variants() {
         }
     }
 }
+
+/// `tfrclab variants --json` parses and lists every catalogue entry with its parameters and
+/// defaults, and the queue variants; the text form names each with its label.
+#[test]
+fn variants_command_lists_the_catalogue() {
+    let bin = env!("CARGO_BIN_EXE_tfrclab");
+    let out = std::process::Command::new(bin)
+        .args(["variants", "--json"])
+        .output()
+        .expect("tfrclab runs");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("--json is JSON");
+    let tfrc = v["tfrc"].as_array().expect("a tfrc array");
+    assert_eq!(tfrc.len(), tfrc::variants::Variant::ALL.len());
+    for var in tfrc::variants::Variant::ALL {
+        let info = var.info();
+        let entry = tfrc
+            .iter()
+            .find(|e| e["name"] == info.name)
+            .unwrap_or_else(|| panic!("{} missing", info.name));
+        assert_eq!(entry["label"], info.label);
+        assert_eq!(entry["paper"], info.paper);
+        assert_eq!(entry["equations"], info.equations);
+        assert_eq!(entry["reconstruction"], info.reconstruction);
+        let params = entry["params"].as_array().unwrap();
+        assert_eq!(params.len(), info.params.len(), "{}", info.name);
+        for (p, q) in params.iter().zip(info.params) {
+            assert_eq!(p["name"], q.name);
+            assert_eq!(p["default"].as_f64(), q.default, "{}.{}", info.name, q.name);
+            assert!(p["range"]["text"].is_string());
+        }
+    }
+    let queue = v["queue"].as_array().expect("a queue array");
+    for key in [
+        "average = \"shewhart-ewma\"",
+        "thresholds = \"auto-tuned\"",
+        "max_p = \"adaptive-q3\"",
+        "max_p = \"adaptive-red\"",
+        "queue = \"ared\"",
+        "queue = \"ered\"",
+    ] {
+        assert!(
+            queue
+                .iter()
+                .any(|q| q["scenario_key"].as_str().unwrap().ends_with(key)),
+            "{key}"
+        );
+    }
+    let text = std::process::Command::new(bin)
+        .arg("variants")
+        .output()
+        .expect("tfrclab runs");
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    for var in tfrc::variants::Variant::ALL {
+        let info = var.info();
+        let line = format!(
+            "{}  [{}]{}",
+            info.name,
+            info.label,
+            if info.reconstruction {
+                "  (reconstruction)"
+            } else {
+                ""
+            }
+        );
+        assert!(text.lines().any(|l| l == line), "{line}");
+    }
+}
