@@ -16,11 +16,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use netsim::DropCause;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::FlowMetrics;
@@ -288,65 +286,29 @@ pub fn run_all(
     jobs: usize,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunRecord>, String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
-    let failed = AtomicBool::new(false);
-    let one = |t: &Task| -> Option<Result<RunRecord, String>> {
-        if failed.load(Ordering::Relaxed) {
-            return None;
-        }
+    crate::parallel::run_ordered(tasks, jobs, on_done, |t: &Task| {
         let s = &scenarios[t.point];
         let opts = RunOptions {
             seed: Some(t.seed),
             ..RunOptions::default()
         };
-        // A panic in one run must not take the other threads' work down with an unreadable
-        // message; report it like any failed run, with the grid point and seed to reproduce it.
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            runner::simulate(s, &opts)
-                .map(|out| summary::summarize(s, &out))
-                .map_err(|e| e.to_string())
-        }))
-        .unwrap_or_else(|_| Err("the simulation panicked (a bug: please report it)".into()));
-        on_done();
-        Some(match run {
-            Ok(summary) => Ok(RunRecord {
-                point: t.point,
-                seed: t.seed,
-                summary,
-            }),
-            Err(e) => {
-                failed.store(true, Ordering::Relaxed);
-                let label = points
-                    .get(t.point)
-                    .map(GridPoint::label)
-                    .unwrap_or_default();
-                Err(format!(
-                    "grid point {} ({label}), seed {}: {e}",
-                    t.point + 1,
-                    t.seed
-                ))
-            }
+        let summary = runner::simulate(s, &opts)
+            .map(|out| summary::summarize(s, &out))
+            .map_err(|e| e.to_string())?;
+        Ok(RunRecord {
+            point: t.point,
+            seed: t.seed,
+            summary,
         })
-    };
-    let results: Vec<Option<Result<RunRecord, String>>> =
-        pool.install(|| tasks.par_iter().map(one).collect());
-    let mut records = Vec::with_capacity(results.len());
-    let mut skipped = false;
-    for r in results {
-        match r {
-            Some(Ok(rec)) => records.push(rec),
-            Some(Err(e)) => return Err(e),
-            None => skipped = true,
-        }
-    }
-    if skipped {
-        // Only a failure skips runs, and failures return above; keep the invariant explicit.
-        return Err("some runs were skipped after a failure".into());
-    }
-    Ok(records)
+    })
+    .map_err(|(i, e)| {
+        let t = tasks[i];
+        let label = points
+            .get(t.point)
+            .map(GridPoint::label)
+            .unwrap_or_default();
+        format!("grid point {} ({label}), seed {}: {e}", t.point + 1, t.seed)
+    })
 }
 
 /// One number a run produced: `metric` of `subject` (a flow name, a flow kind for the

@@ -2,13 +2,11 @@
 //! write each metric's mean and 95% confidence interval (`sweep.csv`, `runs.csv`, `sweep.json`,
 //! `report.html`).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::commands::output::{file_stem, OutputDir};
 use crate::report::fmt_num;
@@ -56,25 +54,6 @@ fn bad_input(messages: &[String]) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-/// A progress bar on stderr: runs done, elapsed, ETA. Hidden when stderr is not a terminal
-/// (logs and pipes get the final line only).
-fn progress_bar(total: u64) -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40.cyan/blue} {pos}/{len} runs  elapsed {elapsed}  ETA {eta}",
-    ) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    // Redraw on a timer too, so the elapsed time and ETA move while long runs are in progress.
-    bar.enable_steady_tick(Duration::from_millis(250));
-    bar
-}
-
 /// Run the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let file = args.scenario.display().to_string();
@@ -110,15 +89,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .enumerate()
         .flat_map(|(point, ss)| ss.iter().map(move |&seed| Task { point, seed }))
         .collect();
-    let jobs = args.jobs.map_or_else(
-        || {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        },
-        |j| j as usize,
-    );
-    let bar = progress_bar(tasks.len() as u64);
+    let jobs = crate::parallel::jobs(args.jobs);
+    let bar = crate::parallel::progress_bar(tasks.len() as u64);
     let t0 = Instant::now();
     let done = || bar.inc(1);
     let runs = sweep::run_all(&scenarios, &points, &tasks, jobs, &done);
