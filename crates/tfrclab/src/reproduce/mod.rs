@@ -644,6 +644,8 @@ pub struct Outcome {
     pub wall: Duration,
     /// Runs done.
     pub runs: usize,
+    /// Worker threads used.
+    pub jobs: usize,
 }
 
 /// A run to do.
@@ -882,7 +884,12 @@ pub fn reproduce(
             run_time,
         });
     }
-    Ok(Outcome { papers, wall, runs })
+    Ok(Outcome {
+        papers,
+        wall,
+        runs,
+        jobs: opts.jobs,
+    })
 }
 
 #[cfg(test)]

@@ -319,11 +319,12 @@ fn layout_table(
             pct(recv.delta()),
             loss.paper_cell(),
             measured_value(loss.measured, 6, false),
+            // One digit more than the paper prints, so truncation shows.
             delay.paper_cell(),
-            measured_value(delay.measured, 6, false),
+            measured_value(delay.measured, 7, false),
             pct(delay.delta()),
             jitter.paper_cell(),
-            measured_value(jitter.measured, 6, false),
+            measured_value(jitter.measured, 7, false),
             pct(jitter.delta()),
             Value::Pass(pass),
         ]);
