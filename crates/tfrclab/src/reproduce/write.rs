@@ -711,16 +711,29 @@ pub fn markdown(selected: &[Entry], outcome: &Outcome, budget: &Budget, command:
     out
 }
 
-/// `existing` with the text between [`MARKDOWN_BEGIN`] and [`MARKDOWN_END`] replaced by
-/// `generated`; `None` when the markers are missing or out of order.
+/// Byte offset of the line that is exactly `marker` (surrounding spaces allowed): a mention of
+/// the marker inside other text (such as the documentation of `--markdown`) does not count.
+fn marker_line(text: &str, marker: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim() == marker {
+            return Some((at, at + line.trim_end_matches(['\n', '\r']).len()));
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// `existing` with the lines between the [`MARKDOWN_BEGIN`] and [`MARKDOWN_END`] lines replaced
+/// by `generated`; `None` when either marker line is missing or they are out of order.
 pub fn splice(existing: &str, generated: &str) -> Option<String> {
-    let b = existing.find(MARKDOWN_BEGIN)?;
-    let e = existing.find(MARKDOWN_END)?;
-    if e < b {
+    let (_, b_end) = marker_line(existing, MARKDOWN_BEGIN)?;
+    let (e_start, _) = marker_line(existing, MARKDOWN_END)?;
+    if e_start < b_end {
         return None;
     }
-    let head = &existing[..b + MARKDOWN_BEGIN.len()];
-    let tail = &existing[e..];
+    let head = &existing[..b_end];
+    let tail = &existing[e_start..];
     Some(format!("{head}\n{}\n{tail}", generated.trim_end()))
 }
 
@@ -750,6 +763,14 @@ mod tests {
             format!("head\n{MARKDOWN_BEGIN}\nnew\n{MARKDOWN_END}\ntail\n")
         );
         assert!(splice("no markers", "x").is_none());
-        assert!(splice(&format!("{MARKDOWN_END}{MARKDOWN_BEGIN}"), "x").is_none());
+        assert!(splice(&format!("{MARKDOWN_END}\n{MARKDOWN_BEGIN}\n"), "x").is_none());
+        // A marker quoted inside a line is not a marker line.
+        let quoted = format!("use `{MARKDOWN_BEGIN}` lines\n{doc}");
+        assert_eq!(
+            splice(&quoted, "new").unwrap(),
+            format!(
+                "use `{MARKDOWN_BEGIN}` lines\nhead\n{MARKDOWN_BEGIN}\nnew\n{MARKDOWN_END}\ntail\n"
+            )
+        );
     }
 }
