@@ -16,6 +16,7 @@ pub mod packet;
 pub mod queue;
 pub mod rng;
 pub mod routing;
+pub mod sched;
 pub mod sim;
 pub mod stats;
 pub mod trace;

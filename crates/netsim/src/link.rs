@@ -72,7 +72,7 @@ impl LinkConfig {
 #[derive(Clone, Debug)]
 pub(crate) struct InPipe {
     pub pkt: Packet,
-    pub key: crate::sim::Key,
+    pub key: crate::sched::Key,
 }
 
 /// A link direction's run-time state.
@@ -91,8 +91,10 @@ pub(crate) struct Link {
     pub wireless_rng: ChaCha8Rng,
     /// A transmission is in progress (NS-2 `blocked_`).
     pub busy: bool,
-    /// The pending transmission-done event, if any.
-    pub tx_done: Option<crate::sim::Key>,
+    /// The key of the pending transmission-done event, if any.
+    pub tx_done: Option<crate::sched::Key>,
+    /// `tx_done` is deferred: not in the scheduler (`Simulator::settle_tx_done`).
+    pub tx_done_lazy: bool,
     /// A wireless frame that will fail every attempt: dropped when the exchange ends.
     pub lost_in_tx: Option<Packet>,
     pub pipe: VecDeque<InPipe>,
