@@ -29,6 +29,8 @@
 
 pub mod claims;
 pub mod printed;
+pub mod seed000;
+pub mod seed001;
 pub mod seed004;
 pub mod write;
 
@@ -382,13 +384,13 @@ pub fn registry() -> Vec<Entry> {
     vec![
         Entry {
             id: "seed-000",
-            title: "Nalavala, Pakanati & Mokkala, \"Efficient Traffic Engineering Strategies for Improving the Performance of TCP Friendly Rate Control Protocol\"",
-            paper: None,
+            title: seed000::Seed000.title(),
+            paper: Some(&seed000::Seed000),
         },
         Entry {
             id: "seed-001",
-            title: "Nalavala, Pakanati & Mokkalala, \"An Enhanced Queue Management Scheme for TFRC Over Wired Networks\"",
-            paper: None,
+            title: seed001::Seed001.title(),
+            paper: Some(&seed001::Seed001),
         },
         Entry {
             id: "seed-002",
