@@ -3,6 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod commands;
 pub mod metrics;
 pub mod ns2;

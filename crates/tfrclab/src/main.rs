@@ -27,8 +27,9 @@ enum Command {
     Sweep(commands::sweep::Args),
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
-    /// Measurements: `bench rsa` times RSA decryption (Carmichael vs Euler d, with and
-    /// without CRT) and the per-packet AEAD cost.
+    /// Measurements: `bench [--vs-ns2] [SCENARIO...]` times the simulator (against NS-2),
+    /// `bench scaling` runs the dumbbell scaling suite, `bench rsa` times RSA decryption
+    /// (Carmichael vs Euler d, with and without CRT) and the per-packet AEAD cost.
     Bench(commands::bench::Args),
     /// Write an NS-2.35 Tcl script that builds the same experiment as a scenario file.
     #[command(name = "export-ns2", long_about = commands::export_ns2::LONG_ABOUT)]

@@ -1,7 +1,10 @@
-//! `tfrclab bench`: measurements. `bench rsa` times RSA decryption for Carmichael and Euler
-//! private exponents, with and without CRT, and the per-packet AEAD cost (seed 000 E6).
+//! `tfrclab bench`: measurements. `bench [--vs-ns2] [SCENARIO...]` times the simulator on
+//! scenario files, alone or against NS-2.35 (`crate::bench`); `bench scaling` runs the dumbbell
+//! grid; `bench rsa` times RSA decryption for Carmichael and Euler private exponents, with and
+//! without CRT, and the per-packet AEAD cost (seed 000 E6).
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,14 +22,55 @@ use tfrc_protect::{
 
 /// Arguments of `tfrclab bench`.
 #[derive(Parser, Debug)]
-// A missing form is a usage error (one line, exit 2), not a help page.
-#[command(arg_required_else_help = false)]
+// A form name (`rsa`, `scaling`) selects that form; anything else is a scenario file.
+#[command(arg_required_else_help = false, args_conflicts_with_subcommands = true)]
 pub struct Args {
-    // One variant per form. A form with positional arguments (`bench [SCENARIO...]`) can be
-    // added beside these by making this an `Option` and setting
-    // `args_conflicts_with_subcommands`.
     #[command(subcommand)]
-    form: Form,
+    form: Option<Form>,
+    #[command(flatten)]
+    speed: SpeedArgs,
+}
+
+/// Arguments of `tfrclab bench [SCENARIO...]`.
+#[derive(clap::Args, Debug)]
+struct SpeedArgs {
+    /// Scenario files to time (default: every `scenarios/bench/*.toml`).
+    #[arg(value_name = "SCENARIO")]
+    scenarios: Vec<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Write `bench.json` (every repetition's measurements) into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// Options shared by `bench` and `bench scaling`.
+#[derive(clap::Args, Debug)]
+struct CommonArgs {
+    /// Also run NS-2 on each scenario's untraced export (same simulated time), alternating
+    /// tfrclab and ns run by run, and report the NS-2/tfrclab ratio.
+    #[arg(long = "vs-ns2")]
+    vs_ns2: bool,
+    /// Repetitions per scenario (pairs with --vs-ns2).
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    reps: u32,
+    /// The NS-2.35 binary.
+    #[arg(long, value_name = "PATH", default_value = "ns")]
+    ns: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl CommonArgs {
+    fn options(&self) -> crate::bench::Options {
+        crate::bench::Options {
+            reps: self.reps as usize,
+            vs_ns2: self.vs_ns2,
+            ns: self.ns.clone(),
+        }
+    }
 }
 
 /// The forms of `tfrclab bench`.
@@ -35,6 +79,79 @@ enum Form {
     /// RSA decryption time for Carmichael vs Euler private exponents, with and without CRT,
     /// and the AEAD cost per packet (seed 000 E6).
     Rsa(RsaArgs),
+    /// The scaling suite: dumbbells with N flows × bottleneck bandwidths × TCP/TFRC mixes, 10
+    /// simulated seconds each; wall time, packet-hops/s and peak memory per case, plotted
+    /// (report.html, scaling.json, scaling.csv under --out).
+    Scaling(ScalingArgs),
+    /// Run one scenario untraced and print its counters as JSON (what `bench` times).
+    #[command(hide = true)]
+    Once {
+        /// The scenario file.
+        scenario: PathBuf,
+    },
+    /// Run a command as the only child and print its wall time, CPU time and peak RSS as JSON.
+    #[command(hide = true)]
+    Measure {
+        /// Working directory of the command.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The command and its arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        cmd: Vec<String>,
+    },
+}
+
+/// Arguments of `tfrclab bench scaling`.
+#[derive(Parser, Debug)]
+struct ScalingArgs {
+    /// Numbers of flows.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [1usize, 10, 100, 1000])]
+    flows: Vec<usize>,
+    /// Bottleneck bandwidths.
+    #[arg(long, value_name = "BW,...", value_delimiter = ',',
+          default_values = ["10Mbps", "1Gbps", "10Gbps"], value_parser = bandwidth)]
+    bandwidths: Vec<f64>,
+    /// Flow mixes: `tcp` (all TCP NewReno), `tfrc` (all TFRC), `mixed` (half each).
+    #[arg(long, value_name = "MIX,...", value_delimiter = ',',
+          default_values = ["tcp", "mixed"], value_parser = crate::bench::grid::Mix::parse)]
+    mixes: Vec<crate::bench::grid::Mix>,
+    /// Simulated seconds per case.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    duration: f64,
+    /// Output folder: scenarios/, scaling.json, scaling.csv, report.html.
+    #[arg(long, value_name = "DIR", default_value = "out/bench-scaling")]
+    out: PathBuf,
+    /// Only write the cases' scenario files into DIR, run nothing.
+    #[arg(long, value_name = "DIR")]
+    write: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+fn bandwidth(v: &str) -> Result<f64, String> {
+    let t = v.trim();
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("'{v}' is not a bandwidth (e.g. 10Mbps, 1Gbps, 1e9)"))?;
+    let k = match unit {
+        "" | "bps" | "b" => 1.0,
+        "kbps" | "kb" | "Kb" => 1e3,
+        "Mbps" | "Mb" => 1e6,
+        "Gbps" | "Gb" => 1e9,
+        _ => {
+            return Err(format!(
+                "'{v}': unknown unit {unit:?} (bps, kbps, Mbps, Gbps)"
+            ))
+        }
+    };
+    if !(x * k > 0.0 && (x * k).is_finite()) {
+        return Err(format!("'{v}' must be a positive bandwidth"));
+    }
+    Ok(x * k)
 }
 
 /// Arguments of `tfrclab bench rsa`.
@@ -97,8 +214,150 @@ struct RsaOutput {
 /// Run the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match &args.form {
-        Form::Rsa(a) => run_rsa(a),
+        Some(Form::Rsa(a)) => run_rsa(a),
+        Some(Form::Scaling(a)) => run_scaling(a),
+        Some(Form::Once { scenario }) => {
+            let c = crate::bench::simulate_once(scenario)?;
+            println!("{}", serde_json::to_string(&c)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Form::Measure { dir, cmd }) => {
+            let (prog, rest) = cmd
+                .split_first()
+                .ok_or_else(|| anyhow::anyhow!("nothing to measure"))?;
+            let stats = crate::bench::process::run_wrapper(prog, rest, dir.as_deref())?;
+            println!("{}", serde_json::to_string(&stats)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        None => run_speed(&args.speed),
     }
+}
+
+/// The machine, for the record: CPU model, logical CPUs, load average.
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string());
+    format!("{cpu}, {n} logical CPUs, 1-min load average {load} at the start")
+}
+
+/// Progress on stderr: one line per step when stderr is a terminal, rewritten in place.
+fn step(msg: String) {
+    let mut e = std::io::stderr().lock();
+    if std::io::stderr().is_terminal() {
+        let _ = write!(e, "\r\x1b[Kbench: {msg}");
+    }
+}
+
+fn clear_step() {
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[K");
+    }
+}
+
+fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
+    let files = if args.scenarios.is_empty() {
+        let dir = PathBuf::from("scenarios/bench");
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "no scenario given and cannot read {}: {e} (run from the repository root)",
+                    dir.display()
+                )
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        v.sort();
+        v
+    } else {
+        args.scenarios.clone()
+    };
+    // Refuse bad input before anything runs.
+    for f in &files {
+        let s = match crate::commands::run::load(f, &[]) {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        };
+        if args.common.vs_ns2 {
+            if let Err(e) = crate::ns2::export(&s, &crate::ns2::ExportOptions::untraced()) {
+                eprintln!("error: {}: {e}", f.display());
+                return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
+            }
+        }
+    }
+    let opts = args.common.options();
+    let machine = machine();
+    let mut rows = Vec::with_capacity(files.len());
+    for f in &files {
+        rows.push(crate::bench::bench_scenario(f, &opts, &mut step)?);
+    }
+    clear_step();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)?;
+        let doc = serde_json::json!({ "machine": machine, "scenarios": rows });
+        std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&doc)?)?;
+    }
+    if args.common.json {
+        let doc = serde_json::json!({ "machine": machine, "scenarios": rows });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("{machine}; {} repetition(s)", opts.reps);
+        print!("{}", crate::bench::text_table(&rows));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_scaling(args: &ScalingArgs) -> anyhow::Result<ExitCode> {
+    use crate::bench::{grid, scaling};
+    if !(args.duration > 0.0 && args.duration.is_finite()) {
+        eprintln!("error: --duration must be a positive number of seconds");
+        return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
+    }
+    let cases = grid::cases(&args.flows, &args.bandwidths, &args.mixes, args.duration);
+    if let Some(dir) = &args.write {
+        let files = scaling::write_scenarios(&cases, dir)?;
+        println!(
+            "wrote {} scenario files into {}",
+            files.len(),
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let machine = machine();
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let results = scaling::run(&cases, &args.out, &args.common.options(), &mut step)?;
+    clear_step();
+    let doc = serde_json::json!({ "machine": machine, "command": command, "cases": results });
+    std::fs::write(
+        args.out.join("scaling.json"),
+        serde_json::to_string_pretty(&doc)?,
+    )?;
+    std::fs::write(args.out.join("scaling.csv"), scaling::csv(&results))?;
+    scaling::report(&results, &machine, &command).write(&args.out.join("report.html"))?;
+    if args.common.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("{machine}; {} repetition(s)", args.common.reps);
+        let rows: Vec<_> = results.into_iter().map(|r| r.bench).collect();
+        print!("{}", crate::bench::text_table(&rows));
+        println!(
+            "wrote {}/{{report.html, scaling.json, scaling.csv, scenarios/}}",
+            args.out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_rsa(args: &RsaArgs) -> anyhow::Result<ExitCode> {
