@@ -138,6 +138,35 @@ pub enum Oscillation {
         /// Weight of the old R_sqmean.
         q2: f64,
     },
+    /// §4.5's formula, but X_inst never exceeds X: `X_inst = X * min(1, R_sqmean /
+    /// sqrt(R_sample))`. **Departs from RFC 5348**, which lets X_inst rise above X when the
+    /// latest sample is below the long-term mean. §4.5 argues that "because we are using square
+    /// roots, there is generally only a moderate difference between X_inst and X"; that holds
+    /// while the RTT is dominated by propagation delay. On a path whose RTT is almost all
+    /// queueing (0.1 ms empty, 100 ms full) one empty-queue sample makes X_inst 25–30 × X for a
+    /// whole feedback interval. Linux CCID-3 never let X_inst exceed X
+    /// (`shared/spec/tfrc-reference.md` C7); this is that choice.
+    SqrtRttCapped {
+        /// Weight of the old R_sqmean (RFC 5348: 0.9).
+        q2: f64,
+    },
+}
+
+/// The RTT a data packet carries to the receiver (RFC 5348 §3.2.1), which groups losses into
+/// loss events with it (§5.2), runs its feedback timer on it (§6) and inverts the equation with
+/// it for the first loss interval (§6.3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderRtt {
+    /// The smoothed R of §4.3 step 2: §5.2 "it is RECOMMENDED to use the sender's calculated
+    /// RTT, R".
+    Smoothed,
+    /// max(R, the latest R_sample). **Departs from RFC 5348's RECOMMENDED choice**, which §5.2
+    /// allows ("TFRC is not sensitive to how the RTT measurement sent to the receiver is
+    /// made"). While a queue builds, R (q = 0.9, one sample per feedback) lags the RTT the
+    /// packets actually see, several-fold on a deep buffer; the receiver then splits what TCP
+    /// treats as one loss event ("one or more packets lost … in an RTT") into several, and
+    /// seeds the first loss interval with an R the sender has already left behind.
+    LatestSampleOrSmoothed,
 }
 
 /// Packet scheduling (RFC 5348 §4.6, §8.3).
@@ -179,6 +208,14 @@ pub struct SenderConfig {
     pub nofeedback_rtts: f64,
     /// Oscillation damping (§4.5).
     pub oscillation: Oscillation,
+    /// A lower bound on the nofeedback interval: the timer is restarted after
+    /// max(nofeedback_rtts·R, 2s/X, nofeedback_min). `None` (both presets) is RFC 5348 §4.3
+    /// step 3 / §4.4. `Some` **departs from RFC 5348**: on a LAN, max(4R, 2s/X) is a fraction
+    /// of a millisecond and expires between feedbacks (`shared/spec/tfrc-reference.md` C6);
+    /// Linux CCID-3 bounded it below by 100 ms (`CONFIG_IP_DCCP_CCID3_RTO`).
+    pub nofeedback_min: Option<Duration>,
+    /// The RTT written into data packets (§3.2.1, §5.2).
+    pub header_rtt: HeaderRtt,
     /// Packet scheduling (§4.6).
     pub pacing: Pacing,
     /// IP TTL of data packets (E5 adds [`TtlPolicy::Adaptive`]).
@@ -381,6 +418,8 @@ impl Profile {
                 }),
                 nofeedback_rtts: 4.0,
                 oscillation: Oscillation::SqrtRtt { q2: 0.9 },
+                nofeedback_min: None,
+                header_rtt: HeaderRtt::Smoothed,
                 pacing: Pacing::Nominal {
                     t_gran: Duration::ZERO,
                     credit_rtts: 1.0,
@@ -434,6 +473,8 @@ impl Profile {
                 rate_control: RateControl::Ns2(Ns2Rules::DEFAULT),
                 nofeedback_rtts: 2.0,
                 oscillation: Oscillation::SqrtRtt { q2: 0.95 },
+                nofeedback_min: None,
+                header_rtt: HeaderRtt::Smoothed,
                 pacing: Pacing::Ns2Timer,
                 ttl: TtlPolicy::Fixed(32),
                 protect: ProtectPolicy::Off,
@@ -674,8 +715,15 @@ impl SenderConfig {
             self.nofeedback_rtts,
             self.nofeedback_rtts > 0.0 && self.nofeedback_rtts.is_finite(),
         )?;
-        if let Oscillation::SqrtRtt { q2 } = self.oscillation {
+        if let Oscillation::SqrtRtt { q2 } | Oscillation::SqrtRttCapped { q2 } = self.oscillation {
             check("oscillation.q2", q2, (0.0..1.0).contains(&q2))?;
+        }
+        if let Some(m) = self.nofeedback_min {
+            check(
+                "nofeedback_min",
+                m.as_secs_f64(),
+                !m.is_zero() && m <= Duration::from_secs(3600),
+            )?;
         }
         if let Pacing::Nominal { credit_rtts, .. } = self.pacing {
             check(

@@ -145,6 +145,8 @@ pub(crate) struct RttState {
     /// The most recent sample (NS-2 `rttcur_`); 1 until the first sample, as in NS-2.
     last_sample: f64,
     samples: u64,
+    /// R came from a measurement before any feedback ([`RttState::seed`]).
+    seeded: bool,
     tcp: TcpRtoState,
     /// t_RTO for the equation in seconds; 0 until the first sample (NS-2 `tzero_` starts at 0).
     t_rto: f64,
@@ -171,6 +173,7 @@ impl RttState {
             sqrt_mean: 1.0,
             last_sample: 1.0,
             samples: 0,
+            seeded: false,
             tcp: TcpRtoState::default(),
             t_rto: 0.0,
             window: [0.0; MAX_RTT_WINDOW],
@@ -181,6 +184,30 @@ impl RttState {
                 RttEstimator::Ewma { .. } => DEFAULT_WINDOW,
             },
         }
+    }
+
+    /// Take an RTT measured before any feedback, such as the connection's handshake (RFC 5348
+    /// §4.2: "the first round-trip time measurement (e.g., after the first feedback packet or
+    /// the SYN exchange from the connection setup, or from a previous connection)"). It sets R
+    /// and t_RTO so that the initial rate W_init/R and the nofeedback timer have a value, but
+    /// it is not a feedback sample: the first feedback's sample still replaces R (§4.3 step 2:
+    /// "If no feedback has been received before { R = R_sample; }") and starts R_sqmean
+    /// (§4.5). Ignored once a feedback sample has been taken.
+    pub(crate) fn seed(&mut self, sample: f64) {
+        if self.samples > 0 {
+            return;
+        }
+        let sample = if sample.is_finite() && sample > 0.0 {
+            sample.min(MAX_R)
+        } else {
+            MIN_SAMPLE
+        };
+        self.r = sample;
+        // A TCP-style RTO keeps integer state that the first feedback must start afresh.
+        let tcp = self.tcp;
+        self.update_rto(sample);
+        self.tcp = tcp;
+        self.seeded = true;
     }
 
     /// Fold in one sample (seconds, > 0). `q2` is the §4.5 weight for R_sqmean.
@@ -310,9 +337,14 @@ impl RttState {
         self.r
     }
 
-    /// Whether at least one sample has been taken.
+    /// The most recent feedback sample R_sample, once there is one.
+    pub(crate) fn latest_sample(&self) -> Option<f64> {
+        (self.samples > 0).then_some(self.last_sample)
+    }
+
+    /// Whether R has a value: a feedback sample, or a [`RttState::seed`].
     pub(crate) fn has_sample(&self) -> bool {
-        self.samples > 0
+        self.samples > 0 || self.seeded
     }
 
     /// t_RTO for the equation, seconds.
@@ -497,6 +529,41 @@ mod tests {
         s.on_link_error_sample(0.2, 0.9, true);
         assert!((s.r() - 0.21).abs() < 1e-12);
         assert!((s.t_rto() - 0.84).abs() < 1e-12);
+    }
+
+    /// RFC 5348 §4.2 / §4.3 step 2: a handshake RTT gives R and t_RTO = 4R before any feedback,
+    /// and the first feedback's sample still replaces R (it is "the first feedback") and starts
+    /// R_sqmean.
+    #[test]
+    fn rfc5348_s4_2_seed_before_feedback() {
+        let mut s = rfc();
+        assert!(!s.has_sample());
+        s.seed(0.05);
+        assert!(s.has_sample());
+        assert_eq!(s.r(), 0.05);
+        assert!((s.t_rto() - 0.2).abs() < 1e-12);
+        assert_eq!(s.oscillation_factor(), 1.0);
+        s.on_sample(0.1, 0.9);
+        assert_eq!(s.r(), 0.1, "the first feedback sample is taken as is");
+        assert!((s.oscillation_factor() - 1.0).abs() < 1e-12);
+        s.on_sample(0.2, 0.9);
+        assert!((s.r() - 0.11).abs() < 1e-12);
+        // After a feedback sample a seed is ignored; degenerate seeds stay finite.
+        s.seed(5.0);
+        assert!((s.r() - 0.11).abs() < 1e-12);
+        for x in [f64::NAN, -1.0, 0.0, f64::INFINITY] {
+            let mut t = rfc();
+            t.seed(x);
+            assert!(t.r().is_finite() && t.r() > 0.0, "{x}");
+        }
+        // NS-2's tick RTO: the seed does not disturb the integer state the first sample sets.
+        let mut t = RttState::new(
+            RttEstimator::Ewma { q: 0.95 },
+            RtoPolicy::TcpTicks(TcpRto::NS2),
+        );
+        t.seed(0.5);
+        t.on_sample(0.04, 0.95);
+        assert!((t.t_rto() - 0.3).abs() < 1e-12);
     }
 
     #[test]

@@ -17,8 +17,8 @@ use crate::equation::Equation;
 use crate::gaimd::{BacklogRule, GrowthCap, SimdState, VenoState};
 use crate::packet::{DataHeader, Feedback};
 use crate::profile::{
-    ConfigError, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl, Rfc5348Rules,
-    SenderConfig, StartRate, StartTimer,
+    ConfigError, HeaderRtt, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl,
+    Rfc5348Rules, SenderConfig, StartRate, StartTimer,
 };
 use crate::rtt::{LinkErrorRto, LinkErrorSource, RttState, MIN_SAMPLE};
 use crate::time::duration_from_secs_f64;
@@ -181,6 +181,9 @@ pub struct Sender {
     rtt: RttState,
     /// tld, the time X last doubled in slow start (§4.2).
     tld: Time,
+    /// R was measured before the first feedback ([`Sender::on_handshake_rtt`]), so the first
+    /// feedback is not "the first round-trip time measurement" of §4.2.
+    handshake_rtt: bool,
     /// §4.3 X_recv_set: (X_recv, timestamp), at most `x_recv_set_len` entries.
     x_recv_set: Vec<(f64, Time)>,
     last_x_recv: f64,
@@ -231,6 +234,7 @@ impl Sender {
             p: 0.0,
             rtt: RttState::new(cfg.rtt, cfg.t_rto),
             tld: Time::ZERO,
+            handshake_rtt: false,
             x_recv_set: Vec::new(),
             last_x_recv: 0.0,
             nfb_at: None,
@@ -346,6 +350,14 @@ impl Sender {
             StartTimer::PacketIntervals(k) => k * self.s / self.x,
         };
         self.nfb_at = Some(add_secs(now, t));
+        if self.handshake_rtt {
+            // §4.2: with an RTT from the connection setup, "tld is set to the current time, and
+            // the allowed transmit rate, X, is set to the initial_rate"; the nofeedback timer
+            // is §4.3 step 3's max(4R, 2s/X), not the 2 s used without an RTT.
+            self.x = self.initial_rate();
+            self.tld = now;
+            self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+        }
         self.sent_since_nfb = false;
         // §4.3: "X_recv_set is first initialized to contain a single item, with value Infinity."
         self.x_recv_set = vec![(f64::INFINITY, now)];
@@ -428,13 +440,15 @@ impl Sender {
         let f = match self.cfg.oscillation {
             Oscillation::Off => 1.0,
             Oscillation::SqrtRtt { .. } => self.rtt.oscillation_factor(),
+            // Not RFC 5348: X_inst never above X (Linux CCID-3, spec C7).
+            Oscillation::SqrtRttCapped { .. } => self.rtt.oscillation_factor().min(1.0),
         };
         (self.x * f).max(self.min_rate()).min(X_MAX)
     }
 
     fn q2(&self) -> f64 {
         match self.cfg.oscillation {
-            Oscillation::SqrtRtt { q2 } => q2,
+            Oscillation::SqrtRtt { q2 } | Oscillation::SqrtRttCapped { q2 } => q2,
             Oscillation::Off => 0.0,
         }
     }
@@ -611,7 +625,7 @@ impl Sender {
         let h = DataHeader {
             seq: self.next_seq,
             timestamp: now,
-            rtt: duration_from_secs_f64(self.rtt.r()),
+            rtt: duration_from_secs_f64(self.header_rtt()),
             t_rto: duration_from_secs_f64(self.rtt.t_rto()),
             segment_size: self.cfg.segment_size,
             round: self.round,
@@ -689,9 +703,14 @@ impl Sender {
         }
     }
 
-    /// The nofeedback interval max(k·R, 2s/X) (§4.3 step 3 / §4.4 step 2; NS-2 k = 2).
+    /// The nofeedback interval max(k·R, 2s/X) (§4.3 step 3 / §4.4 step 2; NS-2 k = 2), and
+    /// not below the configured `nofeedback_min` (a departure from RFC 5348, off by default).
     fn nofeedback_interval(&self) -> f64 {
-        (self.cfg.nofeedback_rtts * self.rtt.r()).max(2.0 * self.s / self.x)
+        let t = (self.cfg.nofeedback_rtts * self.rtt.r()).max(2.0 * self.s / self.x);
+        match self.cfg.nofeedback_min {
+            Some(m) => t.max(m.as_secs_f64()),
+            None => t,
+        }
     }
 
     /// RFC 5348 §4.4.
@@ -880,9 +899,10 @@ impl Sender {
         let t_new = fb.timestamp_echo;
         let t_old = t_new.saturating_sub(duration_from_secs_f64(rr));
         let limited_interval = !self.backlogged.any_within(t_old, t_new);
-        if first {
+        if first && !self.handshake_rtt {
             // §4.2: "Upon receiving the first round-trip time measurement … tld is set to the
             // current time, and the allowed transmit rate, X, is set to the initial_rate".
+            // (After a handshake RTT the first feedback is an ordinary one.)
             self.x = self.initial_rate();
             self.tld = now;
         } else {
@@ -1082,6 +1102,38 @@ impl Sender {
 
     // ----- other input ---------------------------------------------------------------------
 
+    /// An RTT measured before the first feedback: the connection's handshake, or a previous
+    /// connection to the same peer. RFC 5348 §4.2: "Upon receiving the first round-trip time
+    /// measurement (e.g., after the first feedback packet or the SYN exchange from the
+    /// connection setup, or from a previous connection), tld is set to the current time, and
+    /// the allowed transmit rate, X, is set to the initial_rate". So the sender starts at
+    /// W_init/R instead of one segment per second, with the nofeedback timer at
+    /// max(4R, 2s/X) instead of 2 s, and the first feedback is then handled by §4.3 steps 4–5
+    /// like any other (its RTT sample still replaces R, §4.3 step 2). Call it before or after
+    /// the first data; it is ignored once a feedback has arrived, after
+    /// [`Sender::stop`], a second time, and under NS-2 rate control (NS-2's agent has no
+    /// connection setup).
+    pub fn on_handshake_rtt(&mut self, now: Time, rtt: Duration) {
+        if self.handshake_rtt
+            || self.feedbacks > 0
+            || self.life == Lifecycle::Stopped
+            || matches!(self.cfg.rate_control, RateControl::Ns2(_))
+        {
+            return;
+        }
+        self.rtt.seed(rtt.as_secs_f64().max(MIN_SAMPLE));
+        self.handshake_rtt = true;
+        if self.life == Lifecycle::Running {
+            // Already sending at s bytes/s (§4.2 without an RTT): switch to initial_rate now.
+            self.x = self.initial_rate();
+            self.sanitize_x();
+            self.tld = now;
+            self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+            self.sent_since_nfb = false;
+            self.reanchor(now);
+        }
+    }
+
     /// A router reported that a data packet sent with TTL `sent_ttl` expired in the network.
     /// Under [`crate::ttl::TtlPolicy::Adaptive`] it is an observation `h = sent_ttl + 1` of
     /// seed 000 eq. 11 (E5); under a fixed TTL it is only counted.
@@ -1132,6 +1184,15 @@ impl Sender {
     /// packet's `protected` flag, the UDP transport seals it.
     pub fn protects(&self, hdr: &DataHeader) -> bool {
         self.cfg.protect.protects(hdr.initial_ttl)
+    }
+
+    /// The RTT a data packet carries (§3.2.1): R, or max(R, R_sample) under
+    /// [`HeaderRtt::LatestSampleOrSmoothed`].
+    fn header_rtt(&self) -> f64 {
+        match (self.cfg.header_rtt, self.rtt.latest_sample()) {
+            (HeaderRtt::LatestSampleOrSmoothed, Some(x)) => self.rtt.r().max(x),
+            _ => self.rtt.r(),
+        }
     }
 
     /// A snapshot for reports and live status.
@@ -1198,4 +1259,191 @@ mod variant_tests;
 /// 1 ns after `now` so that pacing always advances time.
 fn timer_time(now: Time, exact: f64) -> Time {
     Time::from_secs_f64(exact).max(now.saturating_add(Duration::from_nanos(1)))
+}
+
+/// Tests of the handshake RTT (§4.2), the capped oscillation policy and the nofeedback floor.
+#[cfg(test)]
+mod transport_tests {
+    use super::*;
+    use crate::profile::Profile;
+
+    fn ms(x: u64) -> Time {
+        Time::from_nanos(x * 1_000_000)
+    }
+
+    fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
+        Feedback {
+            timestamp_echo: echo,
+            elapsed: Duration::ZERO,
+            x_recv,
+            p,
+            highest_seq: 0,
+            hops: None,
+            link_errors: 0,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        ((a - b) / b).abs() <= 1e-12
+    }
+
+    /// §4.2 "the SYN exchange from the connection setup": an RTT before the data starts the
+    /// sender at initial_rate = W_init/R (40 000 B/s at R = 100 ms) with tld = now and the
+    /// nofeedback timer at max(4R, 2s/X) = 400 ms; the first feedback is then an ordinary one
+    /// (§4.3 steps 4–5: it may double X once R has passed since tld), and its sample replaces R.
+    #[test]
+    fn rfc5348_s4_2_handshake_rtt_before_data() {
+        let mut s = Sender::new(Profile::rfc5348().sender).unwrap();
+        s.on_handshake_rtt(ms(0), Duration::from_millis(100));
+        assert_eq!(s.rtt(), Some(Duration::from_millis(100)));
+        s.set_infinite_backlog(ms(10));
+        assert!(close(s.rate(), 40_000.0), "{}", s.rate());
+        assert_eq!(s.tld, ms(10));
+        assert_eq!(s.nfb_at, Some(ms(410)));
+        let h = s.poll_transmit(ms(10)).unwrap();
+        assert_eq!(h.rtt, Duration::from_millis(100), "R goes into the header");
+        // Paced at s/X = 25 ms.
+        assert_eq!(s.poll_transmit(ms(20)), None);
+        assert!(s.poll_transmit(ms(35)).is_some());
+        // First feedback, 120 ms after tld, X_recv = 0 (§6.3): slow start doubles.
+        s.on_feedback(ms(130), &fb(ms(10), 0.0, 0.0));
+        assert!(close(s.rate(), 80_000.0), "{}", s.rate());
+        assert_eq!(s.rtt(), Some(Duration::from_millis(120)), "R = R_sample");
+        assert_eq!(s.tld, ms(130));
+        // A second handshake RTT, or one after feedback, is ignored.
+        s.on_handshake_rtt(ms(140), Duration::from_millis(1));
+        assert_eq!(s.rtt(), Some(Duration::from_millis(120)));
+    }
+
+    /// The handshake RTT may arrive after the first data (the sender then leaves s bytes/s for
+    /// W_init/R at once); the NS-2 profile ignores it.
+    #[test]
+    fn handshake_rtt_after_start_and_ns2() {
+        let mut s = Sender::new(Profile::rfc5348().sender).unwrap();
+        s.set_infinite_backlog(ms(0));
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert_eq!(s.rate(), 1000.0);
+        s.on_handshake_rtt(ms(5), Duration::from_millis(50));
+        assert!(close(s.rate(), 80_000.0), "{}", s.rate());
+        assert_eq!(s.nfb_at, Some(ms(205)));
+        // No credit for the time at 1 segment/s: the next packet goes one new t_ipi (12.5 ms)
+        // after the last, then every 12.5 ms.
+        assert_eq!(s.poll_transmit(ms(5)), None);
+        assert_eq!(
+            s.poll_timeout(),
+            Some(ms(0) + Duration::from_micros(12_500))
+        );
+        assert!(s.poll_transmit(ms(13)).is_some());
+        assert_eq!(s.poll_transmit(ms(13)), None);
+        let mut n = Sender::new(Profile::ns2().sender).unwrap();
+        n.on_handshake_rtt(ms(0), Duration::from_millis(50));
+        assert_eq!(n.rtt(), None);
+        n.set_infinite_backlog(ms(0));
+        assert_eq!(n.rate(), 300.0);
+    }
+
+    /// Without a handshake RTT a nofeedback expiry before any feedback is §4.4 case (a); with
+    /// one, the sender has an RTT sample, so it is case (c) (p = 0: halve).
+    #[test]
+    fn rfc5348_s4_4_nofeedback_with_handshake_rtt() {
+        let mut s = Sender::new(Profile::rfc5348().sender).unwrap();
+        s.on_handshake_rtt(ms(0), Duration::from_millis(100));
+        s.set_infinite_backlog(ms(0));
+        while s.poll_transmit(ms(0)).is_some() {}
+        s.on_timeout(ms(400));
+        assert_eq!(s.status().nofeedback_expiries, 1);
+        assert!(close(s.rate(), 20_000.0), "{}", s.rate());
+    }
+
+    /// `SqrtRttCapped` (not RFC 5348): X_inst = X·min(1, R_sqmean/sqrt(R_sample)). A sample far
+    /// below the mean leaves X_inst at X (RFC: 10 × X here); one above it damps as §4.5 does.
+    #[test]
+    fn capped_oscillation_never_exceeds_x() {
+        let mut cfg = Profile::rfc5348().sender;
+        let mut rfc = Sender::new(cfg).unwrap();
+        cfg.oscillation = Oscillation::SqrtRttCapped { q2: 0.9 };
+        let mut cap = Sender::new(cfg).unwrap();
+        for s in [&mut rfc, &mut cap] {
+            s.set_infinite_backlog(ms(0));
+            s.poll_transmit(ms(0));
+            s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
+            // A 1 ms sample after a 100 ms one.
+            s.on_feedback(ms(301), &fb(ms(300), 1e9, 0.0));
+        }
+        let sqmean = 0.9 * 0.1f64.sqrt() + 0.1 * 0.001f64.sqrt();
+        let f = sqmean / 0.001f64.sqrt();
+        assert!(f > 9.0);
+        assert!(close(rfc.status().x_inst, rfc.rate() * f));
+        assert!(close(cap.status().x_inst, cap.rate()));
+        // A sample above the mean damps both alike.
+        for s in [&mut rfc, &mut cap] {
+            s.on_feedback(ms(800), &fb(ms(400), 1e9, 0.0));
+        }
+        let sqmean = 0.9 * sqmean + 0.1 * 0.4f64.sqrt();
+        let f = sqmean / 0.4f64.sqrt();
+        assert!(f < 1.0);
+        assert!(close(rfc.status().x_inst, rfc.rate() * f));
+        assert!(close(cap.status().x_inst, cap.rate() * f));
+        cfg.oscillation = Oscillation::SqrtRttCapped { q2: 1.0 };
+        assert!(Sender::new(cfg).is_err());
+    }
+
+    /// §5.2: data packets carry R (RECOMMENDED); `LatestSampleOrSmoothed` (not the RFC's
+    /// recommendation) carries max(R, latest R_sample), so a sample far above the lagging R
+    /// reaches the receiver at once, and a sample below R changes nothing.
+    #[test]
+    fn header_rtt_policies() {
+        let mut cfg = Profile::rfc5348().sender;
+        let mut rfc = Sender::new(cfg).unwrap();
+        cfg.header_rtt = HeaderRtt::LatestSampleOrSmoothed;
+        let mut latest = Sender::new(cfg).unwrap();
+        for s in [&mut rfc, &mut latest] {
+            s.set_infinite_backlog(ms(0));
+            assert_eq!(s.poll_transmit(ms(0)).unwrap().rtt, Duration::ZERO);
+            s.on_feedback(ms(20), &fb(ms(0), 0.0, 0.0));
+            // A queue builds: a 120 ms sample after a 20 ms one; R = 0.9·20 + 0.1·120 = 30 ms.
+            s.on_feedback(ms(220), &fb(ms(100), 1e9, 0.0));
+            assert_eq!(s.rtt(), Some(Duration::from_millis(30)));
+        }
+        let h = rfc.poll_transmit(ms(220)).unwrap();
+        assert_eq!(h.rtt, Duration::from_millis(30));
+        let h = latest.poll_transmit(ms(220)).unwrap();
+        assert_eq!(h.rtt, Duration::from_millis(120));
+        // The queue drains: a 10 ms sample; R = 28 ms is the larger.
+        latest.on_feedback(ms(300), &fb(ms(290), 1e9, 0.0));
+        assert_eq!(latest.rtt(), Some(Duration::from_millis(28)));
+        latest.poll_transmit(ms(300));
+        let h = latest.poll_transmit(ms(400)).unwrap();
+        assert_eq!(h.rtt, Duration::from_millis(28));
+    }
+
+    /// `nofeedback_min` (not RFC 5348): the nofeedback timer is max(4R, 2s/X, floor) after a
+    /// feedback and after an expiry; without it, §4.3 step 3's max(4R, 2s/X).
+    #[test]
+    fn nofeedback_floor() {
+        let mut cfg = Profile::rfc5348().sender;
+        let mut rfc = Sender::new(cfg).unwrap();
+        cfg.nofeedback_min = Some(Duration::from_millis(100));
+        let mut floor = Sender::new(cfg).unwrap();
+        for s in [&mut rfc, &mut floor] {
+            s.set_infinite_backlog(ms(0));
+            s.poll_transmit(ms(0));
+            // R = 1 ms: the first feedback sets X = W_init/R = 4 MB/s; at the second, 4R = 4 ms
+            // dominates 2s/X = 0.5 ms.
+            s.on_feedback(ms(1), &fb(ms(0), 0.0, 0.0));
+            s.on_feedback(ms(3), &fb(ms(2), 0.0, 0.0));
+        }
+        assert_eq!(rfc.nfb_at, Some(ms(7)));
+        assert_eq!(floor.nfb_at, Some(ms(103)));
+        rfc.on_timeout(ms(7));
+        assert_eq!(rfc.status().nofeedback_expiries, 1);
+        assert_eq!(floor.poll_timeout().map(|t| t < ms(103)), Some(true));
+        floor.on_timeout(ms(7));
+        assert_eq!(floor.status().nofeedback_expiries, 0);
+        floor.on_timeout(ms(103));
+        assert_eq!(floor.status().nofeedback_expiries, 1);
+        assert_eq!(floor.nfb_at, Some(ms(203)));
+        cfg.nofeedback_min = Some(Duration::ZERO);
+        assert!(Sender::new(cfg).is_err());
+    }
 }
