@@ -1,11 +1,13 @@
 //! The scheduler, the event loop and the builder API.
 //!
-//! Events are `(time, sequence)`-ordered in a binary heap; equal times run in insertion order
-//! (NS-2's scheduler does the same). To keep the heap small, each link holds at most one
-//! "transmission done" and one "head of pipe arrives" event and each agent at most one live
-//! wake-up. A packet's arrival at the next node keeps the sequence number it would have had in
-//! NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first, then the
-//! queue's resume), so equal-time ties break exactly as in NS-2.
+//! Events are ordered by `(time, NS-2 double time, sequence)` ([`crate::sched`]: a timing wheel
+//! with a heap for the far future); equal times run in insertion order (NS-2's scheduler does
+//! the same). To keep pending events few, each link holds at most one "transmission done" and
+//! one "head of pipe arrives" event, a transmission that leaves its queue empty defers its
+//! "done" event until a packet arrives (`settle_tx_done`), and each agent holds at most one
+//! live wake-up. A packet's arrival at the next node keeps the sequence number it would have
+//! had in NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first,
+//! then the queue's resume), so equal-time ties break exactly as in NS-2.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -22,8 +24,8 @@ use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind};
 use crate::queue::Queue;
 use crate::rng::{stream, Component};
 use crate::routing::Routes;
-use crate::sched::EventQueue;
 pub(crate) use crate::sched::Key;
+use crate::sched::{time_from_secs, EventQueue};
 use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
 use crate::trace::{TraceEvent, TraceFormat, TraceLine, Tracer};
 use crate::wireless::Wireless;
@@ -1210,8 +1212,8 @@ impl Simulator {
     fn note_queue_at(&mut self, l: usize, at: Time) {
         let link = &mut self.links[l];
         let (n, b) = (link.queue.len() as u64, link.queue.byte_len());
-        link.stats.queue_packets.set(at, n);
-        link.stats.queue_bytes.set(at, b);
+        let st = &mut link.stats;
+        crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 
     fn enqueue(&mut self, l: usize, pkt: Packet) {
@@ -1314,8 +1316,8 @@ impl Simulator {
         // enough to swap two events NS-2 runs at (mathematically) the same instant — a queue's
         // resume and a packet's arrival — which decides which flow a full DropTail queue
         // drops. Rounding the double keeps `time` ordered exactly as NS-2's clock.
-        let done = Time::from_secs_f64(done_secs).max(now);
-        let arrival = Time::from_secs_f64(arrival_secs).max(done);
+        let done = time_from_secs(done_secs).max(now);
+        let arrival = time_from_secs(arrival_secs).max(done);
         if delivered {
             // The arrival is scheduled first, then the resume.
             let key = Key {

@@ -495,6 +495,28 @@ impl Occupancy {
         self.max = self.max.max(value);
     }
 
+    /// `a.set(now, va); b.set(now, vb)` for two gauges that change together (a queue's
+    /// packets and bytes): the time step is computed once when both are at the same point.
+    #[inline]
+    pub fn set_pair(a: &mut Occupancy, va: u64, b: &mut Occupancy, vb: u64, now: Time) {
+        let t = now.as_nanos();
+        if a.last_t != b.last_t || a.bin_end != b.bin_end || t < a.last_t || t >= a.bin_end {
+            a.set(now, va);
+            b.set(now, vb);
+            return;
+        }
+        // The same float operations as `advance` on each, with the shared span.
+        let dt = u64_to_f64(t - a.last_t);
+        for (g, v) in [(a, va), (b, vb)] {
+            let old = u64_to_f64(g.value);
+            g.bin_area += old * dt;
+            g.total_area += old * dt;
+            g.last_t = t;
+            g.value = v;
+            g.max = g.max.max(v);
+        }
+    }
+
     /// Account for time up to `now` (end of run); completed bins appear in the series.
     pub fn finish(&mut self, now: Time) {
         self.advance(now);
