@@ -13,8 +13,8 @@
 //!
 //! | kind | dir | body |
 //! |---|---|---|
-//! | HELLO | S→R | [`Hello`] (16 bytes) |
-//! | HELLO_ACK | R→S | flags, 3 reserved, host id (u64), then the RSA public key (PKCS#1 DER) when protected |
+//! | HELLO | S→R | [`Hello`]: 16 bytes (version 1), or 16 + 2 + the variant list (version 2) |
+//! | HELLO_ACK | R→S | flags (protected, refused), 3 reserved, host id (u64), then the RSA public key (PKCS#1 DER) when protected |
 //! | KEY | S→R | the RSA-OAEP-wrapped session key |
 //! | KEY_ACK | R→S | an empty sealed message (proves the receiver holds the key) |
 //! | DATA | S→R | a `tfrc::wire` data packet; protected: its 36-byte header, then the sealed payload |
@@ -29,12 +29,19 @@
 
 use core::fmt;
 
+use tfrc::variants::VariantChoice;
+
 /// First byte of every datagram (framing version 1).
 pub const MAGIC: u8 = 0xC5;
 /// Bytes of the frame header.
 pub const HEADER_LEN: usize = 12;
-/// Bytes of a HELLO body.
+/// Bytes of a HELLO body without variants (version 1), and of the fixed part of a version 2
+/// HELLO.
 pub const HELLO_LEN: usize = 16;
+/// Longest variant list a HELLO may carry (UTF-8 bytes).
+pub const MAX_VARIANTS_TEXT: usize = 512;
+/// Most variant choices a HELLO may carry (the catalogue has 15).
+pub const MAX_VARIANTS: usize = 16;
 /// Cleartext bytes before the host id ends in a HELLO_ACK.
 pub const HELLO_ACK_LEN: usize = 12;
 /// Longest public key a HELLO_ACK may carry (a 4096-bit key's DER is 526 bytes).
@@ -177,7 +184,7 @@ fn profile_from_code(b: u8) -> Option<tfrc::ProfileKind> {
 }
 
 /// The body of a HELLO.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Hello {
     /// The sender asks for protected mode (E6).
     pub protected: bool,
@@ -187,32 +194,94 @@ pub struct Hello {
     pub segment_size: u32,
     /// The sender's host id: equal ids mean one host, hence one monotonic clock.
     pub host_id: u64,
+    /// The variants (`tfrc::variants`) the sender applied to the profile, with every parameter
+    /// it gave; the receiver applies the same list, so that receiver-side variants (the loss
+    /// classifier, the loss-interval transforms) run at the receiver. Empty: version 1 HELLO.
+    pub variants: Vec<VariantChoice>,
 }
 
 const FLAG_PROTECTED: u8 = 0x01;
+/// HELLO_ACK flag: the receiver cannot run the session the HELLO asks for (it cannot apply the
+/// variants); the sender gives up.
+const FLAG_REFUSED: u8 = 0x02;
 
-/// Encode a HELLO body.
-pub fn encode_hello(h: &Hello) -> [u8; HELLO_LEN] {
-    let mut b = [0u8; HELLO_LEN];
-    b[0] = 1;
+/// The text form of a variant list in a HELLO: `name[:param=value,...]` choices joined by
+/// `;`, values in Rust's shortest round-trip form, so that the receiver parses back exactly the
+/// numbers the sender used.
+pub fn variants_text(v: &[VariantChoice]) -> String {
+    v.iter()
+        .map(|c| {
+            let mut t = c.name.trim().to_string();
+            for (i, (k, x)) in c.params.iter().enumerate() {
+                t.push(if i == 0 { ':' } else { ',' });
+                t.push_str(&format!("{}={x}", k.trim()));
+            }
+            t
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Encode a HELLO body: version 1 (16 bytes) without variants, so that a receiver built before
+/// variants still accepts it; version 2 (the same 16 bytes, a u16 length and the
+/// [`variants_text`]) with them. Lists longer than [`MAX_VARIANTS_TEXT`] bytes cannot be
+/// encoded (`None`).
+pub fn encode_hello(h: &Hello) -> Option<Vec<u8>> {
+    let mut b = vec![0u8; HELLO_LEN];
+    b[0] = if h.variants.is_empty() { 1 } else { 2 };
     b[1] = if h.protected { FLAG_PROTECTED } else { 0 };
     b[2] = profile_code(h.profile);
     b[4..8].copy_from_slice(&h.segment_size.to_be_bytes());
     b[8..16].copy_from_slice(&h.host_id.to_be_bytes());
-    b
+    if !h.variants.is_empty() {
+        let t = variants_text(&h.variants);
+        if t.len() > MAX_VARIANTS_TEXT || h.variants.len() > MAX_VARIANTS {
+            return None;
+        }
+        b.extend_from_slice(&(t.len() as u16).to_be_bytes());
+        b.extend_from_slice(t.as_bytes());
+    }
+    Some(b)
 }
 
-/// Decode a HELLO body.
+/// Decode a HELLO body (version 1 or 2). The variant list is checked for syntax only; whether
+/// the receiver can apply it is the receiver's decision.
 pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
     if b.len() < HELLO_LEN {
         return Err(FrameError::Truncated);
     }
-    if b.len() > HELLO_LEN {
-        return Err(FrameError::BadField);
-    }
-    if b[0] != 1 || b[3] != 0 || b[1] & !FLAG_PROTECTED != 0 {
+    let version = b[0];
+    if !(version == 1 || version == 2) || b[3] != 0 || b[1] & !FLAG_PROTECTED != 0 {
         return Err(FrameError::Reserved);
     }
+    let variants = if version == 1 {
+        if b.len() > HELLO_LEN {
+            return Err(FrameError::BadField);
+        }
+        Vec::new()
+    } else {
+        if b.len() < HELLO_LEN + 2 {
+            return Err(FrameError::Truncated);
+        }
+        let n = usize::from(u16::from_be_bytes([b[HELLO_LEN], b[HELLO_LEN + 1]]));
+        let text = &b[HELLO_LEN + 2..];
+        if text.len() < n {
+            return Err(FrameError::Truncated);
+        }
+        if text.len() > n || n == 0 || n > MAX_VARIANTS_TEXT {
+            return Err(FrameError::BadField);
+        }
+        let text = core::str::from_utf8(text).map_err(|_| FrameError::BadField)?;
+        let v = text
+            .split(';')
+            .map(|c| c.parse::<VariantChoice>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| FrameError::BadField)?;
+        if v.len() > MAX_VARIANTS {
+            return Err(FrameError::BadField);
+        }
+        v
+    };
     let profile = profile_from_code(b[2]).ok_or(FrameError::BadField)?;
     let mut s = [0u8; 4];
     s.copy_from_slice(&b[4..8]);
@@ -225,6 +294,7 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
         profile,
         segment_size,
         host_id: u64_at(b, 8),
+        variants,
     })
 }
 
@@ -233,6 +303,9 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
 pub struct HelloAck<'a> {
     /// The receiver runs protected mode; `public_key` is its RSA key.
     pub protected: bool,
+    /// The receiver cannot run the session (it cannot apply the HELLO's variants); no session
+    /// was opened.
+    pub refused: bool,
     /// The receiver's host id.
     pub host_id: u64,
     /// PKCS#1 DER public key (empty when not protected).
@@ -248,21 +321,34 @@ pub fn encode_hello_ack(protected: bool, host_id: u64, public_key: &[u8]) -> Vec
     b
 }
 
+/// Encode a refusing HELLO_ACK body (12 bytes, never longer than the HELLO it answers).
+pub fn encode_hello_refused(host_id: u64) -> Vec<u8> {
+    let mut b = vec![0u8; HELLO_ACK_LEN];
+    b[0] = FLAG_REFUSED;
+    b[4..12].copy_from_slice(&host_id.to_be_bytes());
+    b
+}
+
 /// Decode a HELLO_ACK body.
 pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
     if b.len() < HELLO_ACK_LEN {
         return Err(FrameError::Truncated);
     }
-    if b[0] & !FLAG_PROTECTED != 0 || b[1..4] != [0, 0, 0] {
+    if b[0] & !(FLAG_PROTECTED | FLAG_REFUSED) != 0 || b[1..4] != [0, 0, 0] {
         return Err(FrameError::Reserved);
     }
     let protected = b[0] & FLAG_PROTECTED != 0;
+    let refused = b[0] & FLAG_REFUSED != 0;
     let key = &b[HELLO_ACK_LEN..];
-    if key.len() > MAX_KEY_DER || protected == key.is_empty() {
+    if refused && (protected || !key.is_empty()) {
+        return Err(FrameError::BadField);
+    }
+    if !refused && (key.len() > MAX_KEY_DER || protected == key.is_empty()) {
         return Err(FrameError::BadField);
     }
     Ok(HelloAck {
         protected,
+        refused,
         host_id: u64_at(b, 4),
         public_key: key,
     })
@@ -299,25 +385,49 @@ mod tests {
             profile: tfrc::ProfileKind::Ns2,
             segment_size: 1200,
             host_id: 42,
+            variants: Vec::new(),
         };
-        let b = encode_hello(&h);
+        let b = encode_hello(&h).unwrap();
+        assert_eq!(b.len(), HELLO_LEN);
+        assert_eq!(b[0], 1, "no variants: version 1");
         assert_eq!(decode_hello(&b), Ok(h));
         assert_eq!(decode_hello(&b[..15]), Err(FrameError::Truncated));
-        let mut bad = b;
+        let mut bad = b.clone();
         bad[2] = 9;
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
-        let mut bad = b;
+        let mut bad = b.clone();
         bad[4..8].copy_from_slice(&0u32.to_be_bytes());
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
+        let mut bad = b.clone();
+        bad.push(0);
+        assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
+        let mut bad = b;
+        bad[0] = 3;
+        assert_eq!(decode_hello(&bad), Err(FrameError::Reserved));
         let ack = encode_hello_ack(true, 7, b"der");
         assert_eq!(
             decode_hello_ack(&ack),
             Ok(HelloAck {
                 protected: true,
+                refused: false,
                 host_id: 7,
                 public_key: b"der"
             })
         );
+        let no = encode_hello_refused(9);
+        assert_eq!(no.len(), HELLO_ACK_LEN);
+        assert_eq!(
+            decode_hello_ack(&no),
+            Ok(HelloAck {
+                protected: false,
+                refused: true,
+                host_id: 9,
+                public_key: b""
+            })
+        );
+        let mut bad = no.clone();
+        bad.push(1);
+        assert_eq!(decode_hello_ack(&bad), Err(FrameError::BadField));
         // Protected without a key, or a key without protection, is malformed.
         assert_eq!(
             decode_hello_ack(&encode_hello_ack(true, 7, b"")),
@@ -327,5 +437,56 @@ mod tests {
             decode_hello_ack(&encode_hello_ack(false, 7, b"k")),
             Err(FrameError::BadField)
         );
+    }
+
+    /// Version 2: the variant list round-trips exactly (names, parameters and the exact
+    /// values); malformed lists are refused without a panic.
+    #[test]
+    fn hello_v2_variants_round_trip() {
+        let v: Vec<VariantChoice> = vec![
+            "owd-classifier:offset_clock=1,a=0.9".parse().unwrap(),
+            "ali-ci-replace:t=2.58".parse().unwrap(),
+            VariantChoice::new("adaptive-rtt").with("q", 0.1 + 0.2),
+        ];
+        let h = Hello {
+            protected: false,
+            profile: tfrc::ProfileKind::Rfc5348,
+            segment_size: 1424,
+            host_id: 1,
+            variants: v,
+        };
+        let b = encode_hello(&h).unwrap();
+        assert_eq!(b[0], 2);
+        assert_eq!(
+            variants_text(&h.variants),
+            "owd-classifier:offset_clock=1,a=0.9;ali-ci-replace:t=2.58;adaptive-rtt:q=0.30000000000000004"
+        );
+        assert_eq!(decode_hello(&b), Ok(h.clone()));
+        // Cut anywhere: truncated or malformed, never a panic.
+        for n in 0..b.len() {
+            assert!(decode_hello(&b[..n]).is_err(), "{n}");
+        }
+        let mut long = b.clone();
+        long.push(b'x');
+        assert_eq!(decode_hello(&long), Err(FrameError::BadField));
+        let mut bad = b[..HELLO_LEN].to_vec();
+        bad[0] = 2;
+        bad.extend_from_slice(&3u16.to_be_bytes());
+        bad.extend_from_slice(b"a:b");
+        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "no '='");
+        let mut bad = b[..HELLO_LEN].to_vec();
+        bad[0] = 2;
+        bad.extend_from_slice(&0u16.to_be_bytes());
+        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "empty list");
+        let mut bad = b[..HELLO_LEN].to_vec();
+        bad[0] = 2;
+        bad.extend_from_slice(&2u16.to_be_bytes());
+        bad.extend_from_slice(&[0xff, 0xfe]);
+        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "not UTF-8");
+        let many = Hello {
+            variants: vec![VariantChoice::new("veno"); MAX_VARIANTS + 1],
+            ..h
+        };
+        assert_eq!(encode_hello(&many), None);
     }
 }

@@ -127,6 +127,15 @@ pub const MAX_SEQ_JUMP: u64 = 1 << 20;
 /// HELLO retransmissions cannot grow the queue).
 const MAX_OUT: usize = 256;
 
+/// The profile a HELLO asks for: the preset with the sender's segment size and its variants
+/// applied (`tfrc::variants::apply`), exactly as the sender built its own.
+fn session_profile(h: &Hello) -> Result<Profile, tfrc::variants::VariantError> {
+    tfrc::variants::apply(
+        Profile::preset(h.profile).with_segment_size(h.segment_size),
+        &h.variants,
+    )
+}
+
 impl ReceiverEngine {
     /// An engine that has seen nothing. With `require_protection` the RSA key is generated
     /// now (a 2048-bit key takes up to a second or so).
@@ -170,8 +179,11 @@ impl ReceiverEngine {
         key: &tfrc_protect::SessionKey,
     ) -> ReceiverEngine {
         hello.protected = true;
-        let profile = Profile::preset(hello.profile).with_segment_size(hello.segment_size);
-        if let Ok(core) = tfrc::Receiver::new(profile.receiver) {
+        let core = session_profile(&hello)
+            .ok()
+            .and_then(|p| tfrc::Receiver::new(p.receiver).ok());
+        if let Some(core) = core {
+            let delay = DelayStats::new(hello.host_id == self.host_id);
             self.session = Some(Session {
                 id,
                 peer,
@@ -184,7 +196,7 @@ impl ReceiverEngine {
                 },
                 seen: ReplayWindow::new(),
                 highest: None,
-                delay: DelayStats::new(hello.host_id == self.host_id),
+                delay,
                 packets: 0,
                 wire_bytes: 0,
                 payload_bytes: 0,
@@ -283,24 +295,32 @@ impl ReceiverEngine {
                 }
             }
         }
-        let profile = Profile::preset(hello.profile).with_segment_size(hello.segment_size);
-        let Ok(core) = tfrc::Receiver::new(profile.receiver) else {
-            self.drops.malformed += 1;
+        let Ok(core) = session_profile(&hello).and_then(|p| {
+            tfrc::Receiver::new(p.receiver).map_err(tfrc::variants::VariantError::Config)
+        }) else {
+            // A variant this receiver does not know, or a combination it cannot run: say so,
+            // so that the sender stops instead of timing out, and stay free for another HELLO.
+            self.drops.refused += 1;
+            let mut d = frame::header(Kind::HelloAck, id).to_vec();
+            d.extend_from_slice(&frame::encode_hello_refused(self.host_id));
+            self.push_out(d, from);
             return;
         };
+        let prot = if hello.protected {
+            Protection::AwaitingKey
+        } else {
+            Protection::Off
+        };
+        let delay = DelayStats::new(hello.host_id == self.host_id);
         self.session = Some(Session {
             id,
             peer: from,
             hello,
             core,
-            prot: if hello.protected {
-                Protection::AwaitingKey
-            } else {
-                Protection::Off
-            },
+            prot,
             seen: ReplayWindow::new(),
             highest: None,
-            delay: DelayStats::new(hello.host_id == self.host_id),
+            delay,
             packets: 0,
             wire_bytes: 0,
             payload_bytes: 0,
@@ -680,6 +700,15 @@ impl ReceiverEngine {
             r.lost_packets = st.lost_packets;
             r.hops = s.hops;
             r.protected = s.hello.protected;
+            r.variants = s
+                .hello
+                .variants
+                .iter()
+                .map(|c| frame::variants_text(std::slice::from_ref(c)))
+                .collect();
+            r.congestion_losses = st.congestion_losses;
+            r.wireless_losses = st.wireless_losses;
+            r.avg_one_way_delay_s = st.avg_one_way_delay;
         }
         r
     }
@@ -706,6 +735,9 @@ impl Receiver {
         sock.set_nonblocking(true)?;
         sys::set_buffers(&sock, opts.socket_buffer);
         sys::enable_recv_ttl(&sock)?;
+        // Without kernel timestamps the arrival time is the read time (less accurate under
+        // load), so a failure here is not fatal.
+        let _ = sys::enable_rx_timestamps(&sock);
         let local = sock.local_addr()?;
         let engine = ReceiverEngine::new(opts.clone(), crate::host_id())?;
         let (tx, rx) = mpsc::sync_channel(opts.queue.max(1));
@@ -793,15 +825,30 @@ fn run(
     let mut buf = vec![0u8; crate::RECV_BUF];
     let started = crate::now();
     let mut next_publish = started;
+    // The latest time given to the engine: arrival times never go back before it.
+    let mut last = started;
     loop {
-        let now = crate::now();
+        // The kernel stamps arrivals on CLOCK_REALTIME; the transport runs on CLOCK_MONOTONIC.
+        // Their offset, read now, converts the stamps (a packet read late after the thread was
+        // descheduled keeps its real arrival time: X_recv (§6.2), the loss-time interpolation
+        // (§5.2) and the one-way delays do not see the receiver's scheduling).
+        let mono = sys::monotonic_ns();
+        let offset = sys::realtime_ns().wrapping_sub(mono);
         // Input: everything queued, up to a batch, so timers still run under a flood.
         for _ in 0..1024 {
             match sys::recv_from(&sock, &mut buf) {
                 Ok(m) => {
                     let Some(from) = m.from else { continue };
                     let n = m.len.min(buf.len());
-                    engine.on_datagram(now, &buf[..n], from, m.ttl, m.truncated);
+                    let read = crate::now();
+                    let at = m
+                        .rx_realtime_ns
+                        .map(|rt| Time::from_nanos(rt.wrapping_sub(offset)))
+                        .filter(|&t| t <= read && t + Duration::from_secs(1) >= read)
+                        .unwrap_or(read)
+                        .max(last);
+                    last = at;
+                    engine.on_datagram(at, &buf[..n], from, m.ttl, m.truncated);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -809,7 +856,8 @@ fn run(
                 Err(_) => continue,
             }
         }
-        let now = crate::now();
+        let now = crate::now().max(last);
+        last = now;
         engine.on_timeout(now);
         while let Some((d, to)) = engine.poll_transmit() {
             let _ = sys::send_to(&sock, &d, &to, None);

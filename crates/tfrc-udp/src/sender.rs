@@ -14,6 +14,7 @@ use std::time::Duration;
 use rand::rngs::OsRng;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
+use tfrc::variants::VariantChoice;
 use tfrc::wire;
 use tfrc::{Profile, Time};
 use tfrc_protect::{Channel, Opener, Sealer};
@@ -35,6 +36,13 @@ pub enum Source {
 pub struct SenderOptions {
     /// The TFRC profile (its segment size s is the largest message).
     pub profile: Profile,
+    /// Variants of the catalogue (`tfrc::variants`) applied onto `profile` at
+    /// [`Sender::connect`] with `tfrc::variants::apply`. The HELLO carries them, and the
+    /// receiver applies the same list to its own profile, so receiver-side variants
+    /// (`owd-classifier`, the `ali-*` transforms) run at the receiver. Over a real network the
+    /// two ends' clocks are not synchronised, so `owd-classifier` without an `offset_clock`
+    /// parameter gets `offset_clock=1` (`docs/variants.md`); give `offset_clock=0` to insist.
+    pub variants: Vec<VariantChoice>,
     /// Protected mode (E6): RSA-OAEP key exchange and sealed packets.
     pub protect: bool,
     /// The data source.
@@ -44,11 +52,11 @@ pub struct SenderOptions {
     pub rate_limit: Option<f64>,
     /// Stop sending after this long (counted from the end of the handshake).
     pub duration: Option<Duration>,
-    /// A lower bound on the nofeedback interval. RFC 5348 §4.3 has none: its
-    /// max(4R, 2s/X) is a fraction of a millisecond on a LAN and fires between feedbacks
-    /// (`shared/spec/tfrc-reference.md` C6). `Some` departs from the RFC, as Linux CCID-3's
-    /// 100 ms bound did.
-    pub nofeedback_min: Option<Duration>,
+    /// Give the core the RTT measured by the handshake (HELLO → HELLO_ACK, and KEY → KEY_ACK
+    /// in protected mode; only exchanges that were not retransmitted), so that the first data
+    /// go at W_init/R rather than one segment per second: RFC 5348 §4.2's "SYN exchange from
+    /// the connection setup" ([`tfrc::Sender::on_handshake_rtt`]). On by default.
+    pub handshake_rtt: bool,
     /// The last part of every wait is a busy loop this long, for sub-microsecond send times.
     pub spin: Duration,
     /// Messages the application may queue before [`Sender::send`] blocks.
@@ -69,11 +77,12 @@ impl Default for SenderOptions {
     fn default() -> Self {
         SenderOptions {
             profile: Profile::rfc5348(),
+            variants: Vec::new(),
             protect: false,
             source: Source::Messages,
             rate_limit: None,
             duration: None,
-            nofeedback_min: None,
+            handshake_rtt: true,
             spin: Duration::from_micros(50),
             queue: 256,
             connect_timeout: Duration::from_secs(10),
@@ -89,11 +98,12 @@ impl std::fmt::Debug for SenderOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SenderOptions")
             .field("profile", &self.profile.kind)
+            .field("variants", &self.variants)
             .field("protect", &self.protect)
             .field("source", &self.source)
             .field("rate_limit", &self.rate_limit)
             .field("duration", &self.duration)
-            .field("nofeedback_min", &self.nofeedback_min)
+            .field("handshake_rtt", &self.handshake_rtt)
             .finish_non_exhaustive()
     }
 }
@@ -145,6 +155,10 @@ pub struct SenderStats {
     pub generated_packets: u64,
     /// Coefficient of variation of the packets sent per whole second.
     pub smoothness_cov: Option<f64>,
+    /// The RTT the handshake measured (given to the core unless `handshake_rtt` is off).
+    pub handshake_rtt_s: Option<f64>,
+    /// The variants applied to the profile (as the HELLO carried them).
+    pub variants: Vec<String>,
 }
 
 /// Welford's running mean and variance of packets per 1-second bin: constant memory.
@@ -186,6 +200,25 @@ pub struct SenderReport {
     pub receiver: Option<ReceiverReport>,
     /// The flow summary (`None` without the receiver's report).
     pub flow: Option<FlowSummary>,
+}
+
+/// The variant list as the transport runs it: `owd-classifier` without an `offset_clock`
+/// parameter gets `offset_clock=1`, since the two ends of a real path do not share a
+/// synchronised clock (`docs/variants.md`, seed 002 "Clocks").
+pub fn real_network_variants(v: &[VariantChoice]) -> Vec<VariantChoice> {
+    v.iter()
+        .map(|c| {
+            let mut c = c.clone();
+            let owd = c
+                .name
+                .trim()
+                .eq_ignore_ascii_case(tfrc::variants::Variant::OwdClassifier.name());
+            if owd && !c.params.iter().any(|(k, _)| k.trim() == "offset_clock") {
+                c.params.push(("offset_clock".to_string(), 1.0));
+            }
+            c
+        })
+        .collect()
 }
 
 /// Why a message was not queued.
@@ -241,10 +274,31 @@ impl Sender {
     /// Open a session to `to`: bind, handshake (and key exchange when protected), then start
     /// sending. Returns once the receiver has answered, or an error after
     /// `connect_timeout`.
-    pub fn connect(to: SocketAddr, opts: SenderOptions) -> io::Result<Sender> {
+    pub fn connect(to: SocketAddr, mut opts: SenderOptions) -> io::Result<Sender> {
+        opts.variants = real_network_variants(&opts.variants);
+        opts.profile = tfrc::variants::apply(opts.profile, &opts.variants)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         opts.profile
             .validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        if frame::encode_hello(&Hello {
+            protected: false,
+            profile: opts.profile.kind,
+            segment_size: 1,
+            host_id: 0,
+            variants: opts.variants.clone(),
+        })
+        .is_none()
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the variant list is longer than a HELLO carries ({} bytes, {} choices)",
+                    frame::MAX_VARIANTS_TEXT,
+                    frame::MAX_VARIANTS
+                ),
+            ));
+        }
         let s = opts.profile.sender.segment_size as usize;
         if s > crate::MAX_SEGMENT {
             return Err(io::Error::new(
@@ -528,8 +582,10 @@ fn read_one(io: &mut Io, now: Time) -> io::Result<Option<Input>> {
     }
 }
 
-/// The handshake: HELLO until HELLO_ACK, then (protected) KEY until KEY_ACK.
-fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<()> {
+/// The handshake: HELLO until HELLO_ACK, then (protected) KEY until KEY_ACK. Returns the
+/// RTT it measured: the smaller of the HELLO and KEY exchanges that were answered without a
+/// retransmission (an answer to a retransmitted request cannot be matched to its send time).
+fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<Option<Duration>> {
     let start = crate::now();
     let deadline = start + opts.connect_timeout;
     let hello = Hello {
@@ -537,12 +593,25 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<(
         profile: opts.profile.kind,
         segment_size: opts.profile.sender.segment_size,
         host_id: crate::host_id(),
+        variants: opts.variants.clone(),
     };
     let mut hello_d = frame::header(Kind::Hello, io.session).to_vec();
-    hello_d.extend_from_slice(&frame::encode_hello(&hello));
+    // `connect` checked that the list fits.
+    hello_d.extend_from_slice(&frame::encode_hello(&hello).unwrap_or_default());
     let retry = Duration::from_millis(200);
     let mut key_d: Option<Vec<u8>> = None;
     let mut next = start;
+    // Send time and number of sends of the current request (HELLO, then KEY).
+    let mut sent_at = start;
+    let mut sends = 0u32;
+    let mut rtt: Option<Duration> = None;
+    let mut measured = |sent_at: Time, sends: u32| {
+        if sends == 1 {
+            let r = crate::now() - sent_at;
+            rtt = Some(rtt.map_or(r, |o: Duration| o.min(r)));
+        }
+        rtt
+    };
     loop {
         let now = crate::now();
         if shared.stop.load(Ordering::SeqCst) {
@@ -560,6 +629,8 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<(
         }
         if now >= next {
             let d = key_d.clone().unwrap_or_else(|| hello_d.clone());
+            sent_at = crate::now();
+            sends += 1;
             io.send_raw(&d, None);
             next = now + retry;
         }
@@ -592,12 +663,24 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<(
                             continue;
                         }
                     };
+                    if ack.refused {
+                        return Err(io::Error::new(
+                            io::ErrorKind::Unsupported,
+                            format!(
+                                "{} refused the session: it cannot apply the variants '{}' \
+                                 (an older tfrclab?)",
+                                io.to,
+                                frame::variants_text(&opts.variants)
+                            ),
+                        ));
+                    }
                     if ack.protected != opts.protect {
                         io.stats.drops.unexpected += 1;
                         continue;
                     }
+                    let rtt = measured(sent_at, sends);
                     if !opts.protect {
-                        return Ok(());
+                        return Ok(rtt);
                     }
                     let pk = tfrc_protect::decode_public_key(ack.public_key).map_err(|e| {
                         io::Error::new(
@@ -611,6 +694,8 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<(
                     io.opener = Some(Opener::new(&w.key, Channel::Feedback));
                     let mut k = frame::header(Kind::Key, io.session).to_vec();
                     k.extend_from_slice(&w.wrapped);
+                    sent_at = crate::now();
+                    sends = 1;
                     io.send_raw(&k, None);
                     key_d = Some(k);
                     next = crate::now() + retry;
@@ -621,7 +706,7 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<(
                         .as_mut()
                         .is_some_and(|o| o.open(f.header, f.body).is_ok());
                     if ok {
-                        return Ok(());
+                        return Ok(measured(sent_at, sends));
                     }
                     io.stats.drops.tampered += 1;
                 }
@@ -680,15 +765,27 @@ fn run(
         out: Vec::with_capacity(crate::RECV_BUF),
         stats: SenderStats::default(),
     };
-    if let Err(e) = handshake(&mut io, &opts, shared) {
-        let msg = e.to_string();
-        let _ = ready.send(Err(e));
-        return Err(io::Error::other(msg));
-    }
+    let handshake_rtt = match handshake(&mut io, &opts, shared) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = e.to_string();
+            let _ = ready.send(Err(e));
+            return Err(io::Error::other(msg));
+        }
+    };
     let _ = ready.send(Ok(()));
 
     let mut core = tfrc::Sender::new(opts.profile.sender)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    io.stats.handshake_rtt_s = handshake_rtt.map(|r| r.as_secs_f64());
+    io.stats.variants = opts
+        .variants
+        .iter()
+        .map(|c| frame::variants_text(std::slice::from_ref(c)))
+        .collect();
+    if let (true, Some(r)) = (opts.handshake_rtt, handshake_rtt) {
+        core.on_handshake_rtt(crate::now(), r);
+    }
     let s = opts.profile.sender.segment_size as usize;
     let generated: Vec<u8> = (0..s).map(|i| (i % 251) as u8).collect();
     let start = crate::now();
@@ -696,8 +793,6 @@ fn run(
     let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
     let mut next_admit = start;
     let mut infinite = false;
-    let mut nfb_reset = start;
-    let mut last_expiries = 0u64;
     let mut next_publish = start;
     let mut finished_sending = false;
     let mut log = opts.feedback_log.take();
@@ -724,7 +819,6 @@ fn run(
                         continue;
                     }
                     core.on_feedback(now, &fb);
-                    nfb_reset = now;
                     if fb.hops.is_some() {
                         io.stats.hops = fb.hops;
                     }
@@ -814,18 +908,9 @@ fn run(
                 }
             }
         }
-        // 3. Timers. The core's nofeedback timer runs only past the optional floor.
-        let gate = opts.nofeedback_min.map(|m| nfb_reset + m);
-        if match gate {
-            None => true,
-            Some(g) => now >= g,
-        } {
+        // 3. Timers (the nofeedback timer; its optional floor is the core's `nofeedback_min`).
+        if core.poll_timeout().is_some_and(|t| t <= now) {
             core.on_timeout(now);
-        }
-        let exp = core.status().nofeedback_expiries;
-        if exp != last_expiries {
-            last_expiries = exp;
-            nfb_reset = now;
         }
         // 4. Transmit whatever the core allows now.
         if !stopping {
@@ -866,18 +951,7 @@ fn run(
         // 6. Sleep until the next send time, timer or input.
         let mut wake = now + Duration::from_millis(20);
         if let Some(t) = core.poll_timeout() {
-            if t > now {
-                wake = wake.min(t);
-            } else {
-                // Due but held back by the nofeedback floor: the core's next send time is
-                // hidden behind it, so wake one packet interval on (credits absorb the rest).
-                let x = core.status().x_inst.max(1.0);
-                let ipi = Duration::from_secs_f64((s as f64 / x).min(0.02));
-                wake = wake.min(now + ipi);
-                if let Some(g) = gate {
-                    wake = wake.min(g.max(now));
-                }
-            }
+            wake = wake.min(t.max(now));
         }
         if opts.rate_limit.is_some() {
             wake = wake.min(next_admit.max(now));

@@ -33,6 +33,9 @@ pub struct Drops {
     pub replayed: u64,
     /// Protected mode: behind the replay window.
     pub too_old: u64,
+    /// HELLOs asking for variants this receiver cannot apply (answered with a refusal).
+    #[serde(default)]
+    pub refused: u64,
 }
 
 impl Drops {
@@ -50,6 +53,7 @@ impl Drops {
             self.tampered,
             self.replayed,
             self.too_old,
+            self.refused,
         ]
         .iter()
         .fold(0u64, |a, b| a.saturating_add(*b))
@@ -271,6 +275,19 @@ pub struct ReceiverReport {
     pub hops: Option<u8>,
     /// The session was protected (E6).
     pub protected: bool,
+    /// The variants the receiver applied (from the HELLO), one `name[:param=value,...]` each.
+    #[serde(default)]
+    pub variants: Vec<String>,
+    /// Lost packets the core classified as congestion (all of them without a classifier).
+    #[serde(default)]
+    pub congestion_losses: u64,
+    /// Lost packets the seed 002 classifier (`owd-classifier`) called wireless: kept out of p.
+    #[serde(default)]
+    pub wireless_losses: u64,
+    /// Seed 002's average one-way delay avgSLD, seconds, under `owd-classifier` (with
+    /// `offset_clock=1` it is relative: SLD − min(SLD) + minRTT/2).
+    #[serde(default)]
+    pub avg_one_way_delay_s: Option<f64>,
 }
 
 impl ReceiverReport {

@@ -34,6 +34,23 @@ pub fn monotonic_ns() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
+/// `CLOCK_REALTIME` in nanoseconds: the clock of the kernel's receive timestamps
+/// (`SO_TIMESTAMPNS`), only used to convert them to [`monotonic_ns`].
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
 /// Ask for hrtimer wake-ups within `ns` of the deadline for the calling thread (the default
 /// slack of 50 µs is most of a packet gap at 100 Mb/s).
 pub fn set_timer_slack(ns: u64) {
@@ -74,6 +91,13 @@ pub fn enable_recv_ttl(sock: &UdpSocket) -> io::Result<()> {
     } else {
         setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT, 1)
     }
+}
+
+/// Stamp every received datagram with the kernel's arrival time (`SO_TIMESTAMPNS`,
+/// `CLOCK_REALTIME`): a receiver thread that was descheduled and reads a batch late still
+/// learns when each packet arrived.
+pub fn enable_rx_timestamps(sock: &UdpSocket) -> io::Result<()> {
+    setsockopt_int(sock.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
 }
 
 /// Queue ICMP errors (time exceeded, unreachable) for [`recv_error`] (IPv4 only).
@@ -237,6 +261,8 @@ pub struct RecvMeta {
     pub from: Option<SocketAddr>,
     /// The IP TTL or hop limit it arrived with, when the kernel reported it.
     pub ttl: Option<u8>,
+    /// The kernel's arrival time, `CLOCK_REALTIME` nanoseconds, when timestamps are on.
+    pub rx_realtime_ns: Option<u64>,
 }
 
 fn read_int_cmsg(c: *const libc::cmsghdr) -> Option<u8> {
@@ -274,7 +300,9 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
         return Err(io::Error::last_os_error());
     }
     let mut ttl = None;
-    // SAFETY: the kernel filled msg_control/msg_controllen; the CMSG macros stay inside it.
+    let mut rx_realtime_ns = None;
+    // SAFETY: the kernel filled msg_control/msg_controllen; the CMSG macros stay inside it, and
+    // a timespec is read only from a message long enough to hold one.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
@@ -283,6 +311,19 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
                 || (l == libc::IPPROTO_IPV6 && t == libc::IPV6_HOPLIMIT)
             {
                 ttl = read_int_cmsg(c);
+            } else if l == libc::SOL_SOCKET
+                && t == libc::SCM_TIMESTAMPNS
+                && (*c).cmsg_len as usize
+                    >= libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize
+            {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                if ts.tv_sec >= 0 && ts.tv_nsec >= 0 {
+                    rx_realtime_ns = Some(
+                        (ts.tv_sec as u64)
+                            .saturating_mul(1_000_000_000)
+                            .saturating_add(ts.tv_nsec as u64),
+                    );
+                }
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
@@ -292,6 +333,7 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
         truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
         from: from_c(&storage),
         ttl,
+        rx_realtime_ns,
     })
 }
 

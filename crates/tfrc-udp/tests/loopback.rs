@@ -65,8 +65,18 @@ fn transfer(protect: bool) {
     assert_eq!(f.sent_packets, u64::from(n));
     assert_eq!(f.received_packets, u64::from(n));
     assert_eq!(f.loss_rate, 0.0);
+    // Real one-way delays (kernel arrival stamps, so never before the send time): positive and
+    // ordered. The mean is not compared with the percentiles: one packet whose sender was
+    // descheduled between stamping and sending weighs more than 95% of a few-µs loopback.
+    let (mean, med, p95, p99) = (
+        f.delay_mean_s.unwrap(),
+        f.delay_median_s.unwrap(),
+        f.delay_p95_s.unwrap(),
+        f.delay_p99_s.unwrap(),
+    );
     assert!(
-        f.delay_mean_s.unwrap() > 0.0 && f.delay_p95_s.unwrap() >= f.delay_mean_s.unwrap() * 0.5
+        mean > 0.0 && med > 0.0 && med <= p95 && p95 <= p99,
+        "{mean} {med} {p95} {p99}"
     );
     assert!(report.sender.feedbacks > 0);
     assert_eq!(rreport.packets, u64::from(n));

@@ -28,7 +28,7 @@ fn file_over_loopback_arrives_intact_with_a_summary() {
         .collect();
     std::fs::write(&input, &data).unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
-    let mut recv = bin()
+    let recv = bin()
         .args(["recv", "--listen", &addr, "--out"])
         .arg(&output)
         .arg("--json")
@@ -124,6 +124,61 @@ fn bad_flags_and_files_exit_2_with_one_line() {
         ],
         "--input",
     );
+    bad(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--variant",
+            "no-such-variant",
+        ],
+        "--variant",
+    );
+    bad(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--variant",
+            "adaptive-rtt:zz=1",
+        ],
+        "--variant",
+    );
+    bad(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--variant",
+            "adaptive-rtt:q=2",
+        ],
+        "--variant",
+    );
+    bad(
+        &["send", "--to", "127.0.0.1:9", "--variant", "adaptive-rtt:q"],
+        "--variant",
+    );
+    // Needs a classifier: checked on the whole list.
+    bad(
+        &["send", "--to", "127.0.0.1:9", "--variant", "rto-link-error"],
+        "--variant",
+    );
+    bad(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--variant",
+            "veno",
+            "--variant",
+            "simd",
+        ],
+        "--variant",
+    );
+    bad(
+        &["send", "--to", "127.0.0.1:9", "--oscillation", "wild"],
+        "--oscillation",
+    );
     bad(&["recv", "--listen", "127.0.0.1:99999"], "--listen");
     bad(
         &[
@@ -139,4 +194,63 @@ fn bad_flags_and_files_exit_2_with_one_line() {
         &["recv", "--listen", "127.0.0.1:0", "--rsa-bits", "12"],
         "--rsa-bits",
     );
+}
+
+/// `--variant` over loopback: the sender applies the list to its profile (adaptive-ttl with
+/// TTL_min 8: every data packet leaves with TTL 8), the HELLO carries it, and the receiver
+/// applies the same list (the one-way-delay classifier runs there, with `offset_clock=1`
+/// added for a real network, and the loss-interval transform), as both ends' reports show.
+#[test]
+fn variants_take_effect_on_both_ends() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let recv = bin()
+        .args(["recv", "--listen", &addr, "--json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let send = bin()
+        .args([
+            "send",
+            "--to",
+            &addr,
+            "--duration",
+            "1",
+            "--json",
+            "--quiet",
+        ])
+        .args(["--rate-limit", "2Mbps"])
+        .args(["--variant", "owd-classifier"])
+        .args(["--variant", "adaptive-ttl:ttl_min=8,ttl_max=64"])
+        .args(["--variant", "ali-mean-replace"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&send.stderr);
+    assert!(send.status.success(), "{stderr}");
+    let s: serde_json::Value = serde_json::from_slice(&send.stdout).unwrap();
+    let want = serde_json::json!([
+        "owd-classifier:offset_clock=1",
+        "adaptive-ttl:ttl_min=8,ttl_max=64",
+        "ali-mean-replace"
+    ]);
+    // Sender side: the list as applied, and E5's TTL (TTL_min before any path observation; the
+    // loopback's 0 hops plus the margin stay below it).
+    assert_eq!(s["sender"]["variants"], want, "{s}");
+    assert_eq!(s["sender"]["ttl"], 8, "{s}");
+    // The receiver's report, carried back in the FIN_ACK and printed by the receiver itself.
+    let r = recv.wait_with_output().unwrap();
+    assert!(r.status.success());
+    let rj: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    for rep in [&s["receiver"], &rj["receiver"]] {
+        assert_eq!(rep["variants"], want, "{rep}");
+        // The classifier ran: avgSLD exists (relative delays, so small but positive).
+        let avg = rep["avg_one_way_delay_s"]
+            .as_f64()
+            .expect("classifier state");
+        assert!(avg > 0.0 && avg < 1.0, "{rep}");
+        // Data left with TTL 8 and arrived with TTL 8: zero hops.
+        assert_eq!(rep["hops"], 0, "{rep}");
+        assert!(rep["packets"].as_u64().unwrap() > 100, "{rep}");
+    }
 }

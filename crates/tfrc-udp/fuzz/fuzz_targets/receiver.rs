@@ -38,6 +38,7 @@ fuzz_target!(|input: &[u8]| {
         },
         segment_size: 1000,
         host_id: 7,
+        variants: Vec::new(),
     };
     let key = SessionKey::from_bytes([9; 32]);
     let mut sealer = Sealer::new(&key, Channel::Data);
@@ -52,7 +53,7 @@ fuzz_target!(|input: &[u8]| {
         0 => {}
         1 => {
             let mut d = frame::header(Kind::Hello, SESSION).to_vec();
-            d.extend_from_slice(&frame::encode_hello(&hello));
+            d.extend_from_slice(&frame::encode_hello(&hello).unwrap_or_default());
             e.on_datagram(Time::ZERO, &d, peer, None, false);
         }
         _ => e = e.with_keyed_session(Time::ZERO, SESSION, peer, hello, &key),

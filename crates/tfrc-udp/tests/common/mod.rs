@@ -21,12 +21,16 @@ pub fn ms(t: u64) -> Time {
 
 pub fn hello(protected: bool) -> Vec<u8> {
     let mut d = frame::header(Kind::Hello, SESSION).to_vec();
-    d.extend_from_slice(&frame::encode_hello(&Hello {
-        protected,
-        profile: tfrc::ProfileKind::Rfc5348,
-        segment_size: 1000,
-        host_id: 1,
-    }));
+    d.extend_from_slice(
+        &frame::encode_hello(&Hello {
+            protected,
+            profile: tfrc::ProfileKind::Rfc5348,
+            segment_size: 1000,
+            host_id: 1,
+            variants: Vec::new(),
+        })
+        .unwrap(),
+    );
     d
 }
 

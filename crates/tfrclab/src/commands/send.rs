@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use serde::Serialize;
+use tfrc::profile::{HeaderRtt, Oscillation};
+use tfrc::variants::{VariantChoice, VariantError};
 use tfrc::{Profile, ProfileKind};
 use tfrc_udp::{FlowSummary, Sender, SenderOptions, SenderStats, Source};
 
@@ -46,15 +48,31 @@ pub struct Args {
     /// Protected mode (E6): RSA-OAEP key exchange and ChaCha20-Poly1305 sealing.
     #[arg(long)]
     protect: bool,
+    /// A variant of the catalogue (`tfrclab variants` lists them, `docs/variants.md` explains
+    /// them), with parameters: `NAME[:param=value,...]`; repeatable. Applied onto --profile;
+    /// the receiver applies the same list (the HELLO carries it). `owd-classifier` gets
+    /// `offset_clock=1` unless given: the two ends' clocks are not synchronised.
+    #[arg(long = "variant", value_name = "NAME[:p=v,...]", value_parser = variant)]
+    variants: Vec<VariantChoice>,
     /// Lower bound on the nofeedback interval ("100ms"); departs from RFC 5348, whose
     /// max(4R, 2s/X) fires between feedbacks on a LAN. Default: none (the RFC).
     #[arg(long = "nofeedback-min", value_name = "DURATION", value_parser = duration)]
     nofeedback_min: Option<Duration>,
-    /// Turn off §4.5's oscillation damping (X_inst = X·R_sqmean/sqrt(R_sample)), which the RFC
-    /// RECOMMENDS. On a path without propagation delay the RTT swings 100-fold with the queue
-    /// and X_inst with it (spec C7; Linux CCID-3 never lets X_inst exceed X).
-    #[arg(long = "no-oscillation-damping")]
-    no_oscillation_damping: bool,
+    /// §4.5 oscillation damping: `rfc5348` (X_inst = X·R_sqmean/sqrt(R_sample), which the RFC
+    /// RECOMMENDS), `capped` (the same, but never above X: Linux CCID-3's choice, spec C7; not
+    /// RFC 5348) or `off` (X_inst = X; not RFC 5348). On a path whose RTT is almost all
+    /// queueing, one empty-queue sample makes the RFC's X_inst 25–30 × X.
+    #[arg(long, value_name = "MODE", default_value = "rfc5348", value_parser = oscillation)]
+    oscillation: OscillationMode,
+    /// The RTT data packets carry to the receiver (§5.2): `smoothed` (R, as the RFC
+    /// RECOMMENDS) or `latest` (max(R, latest R_sample); not RFC 5348's recommendation: while a
+    /// deep queue builds, R lags the RTT and the receiver splits one loss event into several).
+    #[arg(long = "header-rtt", value_name = "MODE", default_value = "smoothed", value_parser = header_rtt)]
+    header_rtt: HeaderRtt,
+    /// Do not give the core the handshake's RTT (RFC 5348 §4.2 allows it; without it the
+    /// first packet goes at one segment per second until the first feedback).
+    #[arg(long = "no-handshake-rtt")]
+    no_handshake_rtt: bool,
     /// Write one JSON line of sender state per feedback to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -83,6 +101,49 @@ fn rate(v: &str) -> Result<f64, String> {
         return Err(format!("'{v}' must be a rate above zero"));
     }
     Ok(bps / 8.0)
+}
+
+fn variant(v: &str) -> Result<VariantChoice, String> {
+    let c: VariantChoice = v.parse().map_err(|e: VariantError| e.to_string())?;
+    // Name, parameters and ranges are checked here, so that a typo is reported before
+    // connecting; what a variant needs from the others (rto-link-error needs a classifier) is
+    // checked on the whole list in `run`.
+    match tfrc::variants::apply(Profile::rfc5348(), std::slice::from_ref(&c)) {
+        Ok(_) | Err(VariantError::Requires { .. }) => Ok(c),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn header_rtt(v: &str) -> Result<HeaderRtt, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "smoothed" => Ok(HeaderRtt::Smoothed),
+        "latest" => Ok(HeaderRtt::LatestSampleOrSmoothed),
+        _ => Err(format!(
+            "'{v}' is not a header RTT mode (expected smoothed or latest)"
+        )),
+    }
+}
+
+/// `--oscillation`'s values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OscillationMode {
+    /// The profile's own §4.5 policy (RFC 5348: X_inst = X·R_sqmean/sqrt(R_sample)).
+    Rfc5348,
+    /// X_inst capped at X (not RFC 5348).
+    Capped,
+    /// No damping (not RFC 5348).
+    Off,
+}
+
+fn oscillation(v: &str) -> Result<OscillationMode, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "rfc5348" => Ok(OscillationMode::Rfc5348),
+        "capped" => Ok(OscillationMode::Capped),
+        "off" => Ok(OscillationMode::Off),
+        _ => Err(format!(
+            "'{v}' is not an oscillation mode (expected rfc5348, capped or off)"
+        )),
+    }
 }
 
 fn profile(v: &str) -> Result<ProfileKind, String> {
@@ -209,16 +270,29 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (d, _) => d,
     };
     let mut profile = Profile::preset(args.profile).with_segment_size(args.segment_size);
-    if args.no_oscillation_damping {
-        profile.sender.oscillation = tfrc::profile::Oscillation::Off;
+    let q2 = match profile.sender.oscillation {
+        Oscillation::SqrtRtt { q2 } | Oscillation::SqrtRttCapped { q2 } => q2,
+        Oscillation::Off => 0.9,
+    };
+    match args.oscillation {
+        OscillationMode::Rfc5348 => {}
+        OscillationMode::Capped => profile.sender.oscillation = Oscillation::SqrtRttCapped { q2 },
+        OscillationMode::Off => profile.sender.oscillation = Oscillation::Off,
+    }
+    profile.sender.nofeedback_min = args.nofeedback_min;
+    profile.sender.header_rtt = args.header_rtt;
+    let variants = tfrc_udp::sender::real_network_variants(&args.variants);
+    if let Err(e) = tfrc::variants::apply(profile, &variants) {
+        return Ok(bad_input(&format!("--variant: {e}")));
     }
     let opts = SenderOptions {
         profile,
+        variants,
         protect: args.protect,
         source,
         rate_limit: args.rate_limit,
         duration,
-        nofeedback_min: args.nofeedback_min,
+        handshake_rtt: !args.no_handshake_rtt,
         feedback_log: log,
         ..SenderOptions::default()
     };
