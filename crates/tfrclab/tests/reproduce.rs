@@ -60,6 +60,23 @@ fn rule(direction: &str, reference: f64, magnitude: f64, lo: f64, hi: f64) -> &'
     if !(lo.is_finite() && hi.is_finite()) {
         return "not supported";
     }
+    if direction == "within" {
+        // An absolute value: reference ± magnitude; the CI inside the band, outside it, or across
+        // an edge.
+        let t = if magnitude.is_nan() {
+            0.0
+        } else {
+            magnitude.abs()
+        };
+        let (a, b) = (reference - t, reference + t);
+        return if hi < a || lo > b {
+            "contradicted"
+        } else if lo > a && hi < b {
+            "supported"
+        } else {
+            "not supported"
+        };
+    }
     let above = match direction {
         "above" => true,
         "below" => false,

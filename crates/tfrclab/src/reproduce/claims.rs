@@ -15,6 +15,15 @@
 //! - **not supported** otherwise: the CI contains the reference, or the effect is significantly
 //!   smaller than claimed, or there is no interval (fewer than two samples).
 //!
+//! A claim of an **absolute value** (a throughput a paper prints: "2917 kb/s") is a claim
+//! "within": the quantity equals the printed value v up to a tolerance t the paper module states
+//! (the claim's magnitude), i.e. it lies above v − t and below v + t. The rule above is applied
+//! to both edges of the band [v − t, v + t] (an equivalence test): **supported** when the CI lies
+//! inside the band (both one-sided claims supported), **contradicted** when it lies entirely
+//! outside it (either one-sided claim contradicted), **not supported** otherwise (the CI
+//! straddles an edge). Without a tolerance the band is the point v and the claim can only be
+//! contradicted or not supported.
+//!
 //! `docs/reproduce.md` states the same rule; [`verdict`] is its only implementation.
 
 use serde::{Deserialize, Serialize};
@@ -30,29 +39,35 @@ pub enum Direction {
     Above,
     /// The quantity is smaller than the reference.
     Below,
+    /// The quantity equals the reference (an absolute value a paper prints) within ± the
+    /// claim's magnitude (the tolerance).
+    Within,
 }
 
 impl Direction {
-    /// `>` or `<`.
+    /// `>`, `<` or `=`.
     pub fn symbol(self) -> &'static str {
         match self {
             Direction::Above => ">",
             Direction::Below => "<",
+            Direction::Within => "=",
         }
     }
 
-    /// `above` or `below` (the CSV spelling).
+    /// `above`, `below` or `within` (the CSV spelling).
     pub fn name(self) -> &'static str {
         match self {
             Direction::Above => "above",
             Direction::Below => "below",
+            Direction::Within => "within",
         }
     }
 }
 
 /// The verdict for a claim "quantity is `direction` `reference` (by `magnitude`, if given)"
-/// given the 95% CI `[lo, hi]` of the quantity. A NaN bound (no interval) gives
-/// [`Verdict::NotSupported`]. See the module documentation for the rule.
+/// given the 95% CI `[lo, hi]` of the quantity; for [`Direction::Within`], "quantity is
+/// `reference` ± `magnitude`". A NaN bound (no interval) gives [`Verdict::NotSupported`]. See
+/// the module documentation for the rule.
 pub fn verdict(
     direction: Direction,
     reference: f64,
@@ -64,10 +79,21 @@ pub fn verdict(
         return Verdict::NotSupported;
     }
     let (lo, hi) = (lo.min(hi), lo.max(hi));
-    // Mirror "below" onto "above" so one set of comparisons serves both.
+    // Mirror "below" onto "above" so one set of comparisons serves both; "within" is the two
+    // one-sided claims on the edges of its band.
     let (lo, hi, reference, magnitude) = match direction {
         Direction::Above => (lo, hi, reference, magnitude),
         Direction::Below => (-hi, -lo, -reference, magnitude.map(|m| -m)),
+        Direction::Within => {
+            let t = magnitude.map_or(0.0, f64::abs);
+            let above = verdict(Direction::Above, reference - t, None, lo, hi);
+            let below = verdict(Direction::Below, reference + t, None, lo, hi);
+            return match (above, below) {
+                (Verdict::Contradicted, _) | (_, Verdict::Contradicted) => Verdict::Contradicted,
+                (Verdict::Supported, Verdict::Supported) => Verdict::Supported,
+                _ => Verdict::NotSupported,
+            };
+        }
     };
     if hi < reference {
         Verdict::Contradicted
@@ -152,8 +178,16 @@ impl Claim {
         self
     }
 
-    /// `quantity > 0.9` (or with the magnitude: `quantity > 0 (paper: 0.25)`), for tables.
+    /// `> 0.9` (or with the magnitude: `> 0 (claimed 0.25)`; an absolute value: `= 2917 ± 291.7`),
+    /// for tables.
     pub fn hypothesis(&self) -> String {
+        if self.direction == Direction::Within {
+            return format!(
+                "= {} ± {}",
+                crate::report::fmt_num(self.reference),
+                crate::report::fmt_num(self.magnitude.map_or(0.0, f64::abs))
+            );
+        }
         let mut s = format!(
             "{} {}",
             self.direction.symbol(),
@@ -249,6 +283,32 @@ mod tests {
         assert_eq!(w(0.05, 0.1), Verdict::Contradicted);
         // Bounds given the wrong way round are the same interval.
         assert_eq!(v(0.8, 0.6), Verdict::Supported);
+    }
+
+    #[test]
+    fn within_is_both_edges_of_the_band() {
+        // A printed 2917 kb/s with a 10% tolerance: the band is [2625.3, 3208.7].
+        let v = |lo, hi| verdict(Direction::Within, 2917.0, Some(291.7), lo, hi);
+        assert_eq!(v(2800.0, 2950.0), Verdict::Supported, "CI inside the band");
+        assert_eq!(
+            v(3100.0, 3250.0),
+            Verdict::NotSupported,
+            "straddles the upper edge"
+        );
+        assert_eq!(
+            v(2500.0, 3300.0),
+            Verdict::NotSupported,
+            "wider than the band"
+        );
+        assert_eq!(v(800.0, 850.0), Verdict::Contradicted, "entirely below");
+        assert_eq!(v(3300.0, 3400.0), Verdict::Contradicted, "entirely above");
+        assert_eq!(v(f64::NAN, 1.0), Verdict::NotSupported);
+        // Without a tolerance the band is a point: never supported.
+        let p = |lo, hi| verdict(Direction::Within, 1.0, None, lo, hi);
+        assert_eq!(p(0.9, 1.1), Verdict::NotSupported);
+        assert_eq!(p(1.1, 1.2), Verdict::Contradicted);
+        let c = Claim::new("t", "t", "t", Direction::Within, 2917.0).magnitude(-291.7);
+        assert_eq!(c.hypothesis(), "= 2917 ± 291.7");
     }
 
     #[test]

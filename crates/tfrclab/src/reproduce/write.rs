@@ -286,7 +286,10 @@ pub const RULE: &str =
     confidence interval [lo, hi] over the N seeds. Supported: the interval excludes the reference \
     on the claimed side and does not lie entirely short of the claimed magnitude. Contradicted: \
     the interval lies entirely on the other side of the reference. Not supported: anything else \
-    (the interval contains the reference, or the effect is significantly smaller than claimed).";
+    (the interval contains the reference, or the effect is significantly smaller than claimed). \
+    An absolute value the paper prints (\"= v ± t\") is the two claims above v − t and below \
+    v + t, t a stated tolerance: supported when the interval lies inside [v − t, v + t], \
+    contradicted when it lies entirely outside, not supported when it straddles an edge.";
 
 fn add_blocks(section: &mut Section, blocks: &[Block]) {
     for b in blocks {
