@@ -31,6 +31,8 @@ pub mod claims;
 pub mod printed;
 pub mod seed000;
 pub mod seed001;
+pub mod seed002;
+pub mod seed003;
 pub mod seed004;
 pub mod write;
 
@@ -394,13 +396,13 @@ pub fn registry() -> Vec<Entry> {
         },
         Entry {
             id: "seed-002",
-            title: "Xu, Chu, Wu & Meng, \"An Improved TFRC Scheme for Wired/Wireless Hybrid Networks\"",
-            paper: None,
+            title: seed002::Seed002.title(),
+            paper: Some(&seed002::Seed002),
         },
         Entry {
             id: "seed-003",
-            title: "Ishak, \"Performance Comparison and Analysis of TCP-Friendly Rate Control (TFRC) over the Network\"",
-            paper: None,
+            title: seed003::Seed003.title(),
+            paper: Some(&seed003::Seed003),
         },
         Entry {
             id: "seed-004",
