@@ -269,13 +269,17 @@ fn clear_step() {
 fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
     let files = if args.scenarios.is_empty() {
         let dir = PathBuf::from("scenarios/bench");
-        let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "no scenario given and cannot read {}: {e} (run from the repository root)",
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                eprintln!(
+                    "error: no scenario given and cannot read {}: {e} (run from the repository root, or name scenario files)",
                     dir.display()
-                )
-            })?
+                );
+                return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
+            }
+        };
+        let mut v: Vec<PathBuf> = entries
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
             .collect();
