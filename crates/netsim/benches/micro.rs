@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use netsim::packet::{Direction, Header, Packet, PacketKind};
+use netsim::packet::{Packet, PacketKind};
 use netsim::queue::{DropTailConfig, Queue, QueueConfig, RedConfig};
 use netsim::sched::{EventQueue, HeapQueue, Key};
 use netsim::Time;
@@ -108,25 +108,14 @@ fn scheduler(c: &mut Criterion) {
     g.finish();
 }
 
+/// A TCP-like data packet of `size` bytes (40 of them headers); uid and flow vary with `seq`.
 fn packet(seq: i64, size: u32) -> Packet {
     Packet {
         uid: seq as u64,
         flow: (seq % 7) as u32,
-        dir: Direction::Forward,
-        src: 0,
-        dst: 1,
         kind: PacketKind::Tcp,
-        size,
         payload: size - 40,
-        seq,
-        sent_at: Time::ZERO,
-        ttl: 32,
-        initial_ttl: 32,
-        ect: false,
-        ce: false,
-        protected: false,
-        exposed: false,
-        header: Header::None,
+        ..netsim::testing::packet(seq, size)
     }
 }
 

@@ -2,36 +2,19 @@
 //! prints each flow's sent/received packets, mean delay and jitter (max − min); with a third
 //! argument, writes an NS-2 trace of the four links validation/ns2/seed004_udp.tcl traces.
 
-use core::time::Duration;
 use std::io::BufWriter;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
+use netsim::testing::seed004_topology;
 use netsim::trace::TraceFormat;
-use netsim::{LinkConfig, NetworkBuilder, Time};
+use netsim::{NetworkBuilder, Time};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rate: f64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(2.0);
     let secs: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100.0);
     let mut net = NetworkBuilder::new(1);
-    let n: Vec<_> = (0..10).map(|i| net.add_node(&format!("n{i}"))).collect();
-    for (a, b, mbps) in [
-        (0, 2, 5),
-        (1, 2, 5),
-        (2, 3, 5),
-        (3, 4, 4),
-        (4, 5, 10),
-        (5, 6, 2),
-        (6, 7, 5),
-        (7, 8, 5),
-        (7, 9, 5),
-    ] {
-        net.add_duplex_link(
-            n[a],
-            n[b],
-            LinkConfig::new(mbps * 1_000_000, Duration::from_millis(10)),
-        );
-    }
+    let n = seed004_topology(&mut net);
     if let Some(path) = args.get(3) {
         match std::fs::File::create(path) {
             Ok(f) => net.trace(Box::new(BufWriter::new(f)), TraceFormat::Ns2),

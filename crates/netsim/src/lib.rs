@@ -19,6 +19,8 @@ pub mod routing;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+#[doc(hidden)]
+pub mod testing;
 pub mod trace;
 pub mod wireless;
 

@@ -120,29 +120,13 @@ impl LossModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Header, PacketKind};
-    use crate::Time;
+    use crate::testing::packet;
     use rand::SeedableRng;
 
     fn pkt(seq: i64) -> Packet {
         Packet {
-            uid: 0,
             flow: 3,
-            dir: Direction::Forward,
-            src: 0,
-            dst: 1,
-            kind: PacketKind::Cbr,
-            size: 100,
-            payload: 100,
-            seq,
-            sent_at: Time::ZERO,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::None,
+            ..packet(seq, 100)
         }
     }
 

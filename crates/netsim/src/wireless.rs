@@ -109,31 +109,8 @@ fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Direction, Header, PacketKind};
-    use crate::Time;
+    use crate::testing::packet;
     use rand::SeedableRng;
-
-    fn pkt() -> Packet {
-        Packet {
-            uid: 0,
-            flow: 0,
-            dir: Direction::Forward,
-            src: 0,
-            dst: 1,
-            kind: PacketKind::Cbr,
-            size: 1000,
-            payload: 1000,
-            seq: 0,
-            sent_at: Time::ZERO,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::None,
-        }
-    }
 
     #[test]
     fn retries_turn_loss_into_delay() {
@@ -149,7 +126,7 @@ mod tests {
         let mut retried_busy = 0u64;
         let mut retried = 0u64;
         for _ in 0..n {
-            let e = w.exchange(&pkt(), tx, &mut rng);
+            let e = w.exchange(&packet(0, 1000), tx, &mut rng);
             attempts += u64::from(e.attempts);
             lost += u32::from(!e.delivered);
             if e.attempts == 2 {
@@ -172,7 +149,7 @@ mod tests {
     fn lossless_hop_is_one_transmission() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut w = Wireless::new(WirelessConfig::default());
-        let e = w.exchange(&pkt(), 1000, &mut rng);
+        let e = w.exchange(&packet(0, 1000), 1000, &mut rng);
         assert_eq!(
             e,
             Exchange {

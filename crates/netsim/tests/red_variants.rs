@@ -5,37 +5,15 @@
 use core::time::Duration;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
-use netsim::packet::{Direction, Header};
 use netsim::queue::{
     AdaptiveQ3, AdaptiveRed, DropTailConfig, QueueConfig, Red, RedAverage, RedConfig, RedMaxP,
     RedThresholds,
 };
-use netsim::{LinkConfig, NetworkBuilder, Packet, PacketKind, Simulator, Time};
+use netsim::testing::packet;
+use netsim::{LinkConfig, NetworkBuilder, Simulator, Time};
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-fn packet(size: u32) -> Packet {
-    Packet {
-        uid: 0,
-        flow: 0,
-        dir: Direction::Forward,
-        src: 0,
-        dst: 1,
-        kind: PacketKind::Cbr,
-        size,
-        payload: size,
-        seq: 0,
-        sent_at: Time::ZERO,
-        ttl: 32,
-        initial_ttl: 32,
-        ect: false,
-        ce: false,
-        protected: false,
-        exposed: false,
-        header: Header::None,
-    }
-}
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -188,7 +166,7 @@ proptest! {
                 Op::Arrive(dt, size) => {
                     now += dt * 1000;
                     let before = r.len();
-                    let dropped = r.enqueue(packet(size), Time::from_nanos(now), &mut rng);
+                    let dropped = r.enqueue(packet(0, size), Time::from_nanos(now), &mut rng);
                     prop_assert_eq!(r.len(), before + usize::from(dropped.is_none()));
                 }
                 Op::Depart(dt) => {

@@ -9,28 +9,15 @@ mod common;
 use core::time::Duration;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
+use netsim::testing::seed004_topology;
 use netsim::trace::{Ns2Flow, TraceFormat};
-use netsim::{FlowRecorder, LinkConfig, NetworkBuilder, Time};
+use netsim::{FlowRecorder, NetworkBuilder, Time};
 
 /// The seed 004 network with flows A (n0 → n8, fid 1) and B (n1 → n9, fid 2) at `rate_mbps`
 /// for `secs`, as validation/ns2/seed004_udp.tcl builds it.
 fn network(rate_mbps: f64, secs: f64) -> NetworkBuilder {
     let mut net = NetworkBuilder::new(1);
-    let n: Vec<_> = (0..10).map(|i| net.add_node(&format!("n{i}"))).collect();
-    for (a, b, mbps) in [
-        (0, 2, 5),
-        (1, 2, 5),
-        (2, 3, 5),
-        (3, 4, 4),
-        (4, 5, 10),
-        (5, 6, 2),
-        (6, 7, 5),
-        (7, 8, 5),
-        (7, 9, 5),
-    ] {
-        let cfg = LinkConfig::new(mbps * 1_000_000, Duration::from_millis(10));
-        net.add_duplex_link(n[a], n[b], cfg);
-    }
+    let n = seed004_topology(&mut net);
     let stop = Some(Time::from_secs_f64(secs));
     for (fid, (s, d)) in [(0, 8), (1, 9)].into_iter().enumerate() {
         let cbr = CbrSource::new(CbrConfig {

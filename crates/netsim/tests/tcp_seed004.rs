@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use netsim::agents::tcp::{TcpConfig, TcpSender, TcpVariant};
 use netsim::agents::tcp_sink::{TcpSink, TcpSinkConfig};
-use netsim::{LinkConfig, NetworkBuilder, StatsConfig, Time};
+use netsim::testing::seed004_topology;
+use netsim::{NetworkBuilder, StatsConfig, Time};
 use tcp_common::{ns_boot_times, ns_tcp_stats, TcpFlow, TcpTraceStats};
 
 const FLOWS: [TcpFlow; 2] = [
@@ -72,21 +73,7 @@ fn ns2_name(v: TcpVariant) -> &'static str {
 /// The seed 004 network with two TCP flows; `boot` is each agent's `boot_time_` (seconds).
 fn netsim_run(window: u32, variant: TcpVariant, boot: [f64; 2]) -> Vec<TcpTraceStats> {
     let mut net = NetworkBuilder::new(4);
-    let n: Vec<_> = (0..10).map(|i| net.add_node(&format!("n{i}"))).collect();
-    for (a, b, mbps) in [
-        (0, 2, 5),
-        (1, 2, 5),
-        (2, 3, 5),
-        (3, 4, 4),
-        (4, 5, 10),
-        (5, 6, 2),
-        (6, 7, 5),
-        (7, 8, 5),
-        (7, 9, 5),
-    ] {
-        let cfg = LinkConfig::new(mbps * 1_000_000, Duration::from_millis(10));
-        net.add_duplex_link(n[a], n[b], cfg);
-    }
+    let n = seed004_topology(&mut net);
     let mut ids = Vec::new();
     for (i, f) in FLOWS.iter().enumerate() {
         let cfg = TcpConfig {

@@ -209,6 +209,7 @@ impl Agent for TcpSink {
 mod tests {
     use super::*;
     use crate::packet::Direction;
+    use crate::testing::packet;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
@@ -246,28 +247,16 @@ mod tests {
         fn data(&mut self, seq: i64, ms: u64) -> Vec<i64> {
             self.now = Time::from_nanos(ms * 1_000_000);
             let pkt = Packet {
-                uid: 0,
                 flow: 1,
-                dir: Direction::Forward,
-                src: 0,
-                dst: 1,
                 kind: PacketKind::Tcp,
-                size: if seq == 0 { 40 } else { 1040 },
                 payload: if seq == 0 { 0 } else { 1000 },
-                seq,
-                sent_at: Time::ZERO,
-                ttl: 32,
-                initial_ttl: 32,
-                ect: false,
-                ce: false,
-                protected: false,
-                exposed: false,
                 header: Header::Tcp(TcpHeader {
                     seqno: seq,
                     ts: self.now,
                     ts_echo: Time::ZERO,
                     syn: seq == 0,
                 }),
+                ..packet(seq, if seq == 0 { 40 } else { 1040 })
             };
             let out = self.ctx_call(|s, c| s.on_packet(pkt, c));
             for p in &out {
@@ -359,23 +348,11 @@ mod tests {
 
     fn ack_like_data(seq: i64, now: Time) -> Packet {
         Packet {
-            uid: 0,
             flow: 1,
-            dir: Direction::Forward,
-            src: 0,
-            dst: 1,
             kind: PacketKind::Tcp,
-            size: 1040,
             payload: 1000,
-            seq,
             sent_at: now,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::None,
+            ..packet(seq, 1040)
         }
     }
 

@@ -125,30 +125,8 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Direction, Header, PacketKind};
+    use crate::testing::packet;
     use rand::SeedableRng;
-
-    fn pkt(seq: i64, size: u32) -> Packet {
-        Packet {
-            uid: 0,
-            flow: 0,
-            dir: Direction::Forward,
-            src: 0,
-            dst: 1,
-            kind: PacketKind::Cbr,
-            size,
-            payload: size,
-            seq,
-            sent_at: Time::ZERO,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::None,
-        }
-    }
 
     #[test]
     fn droptail_limit_includes_packet_in_transmission() {
@@ -163,7 +141,7 @@ mod tests {
             0.0,
         );
         let drops: Vec<i64> = (0..12)
-            .filter_map(|i| q.enqueue(pkt(i, 100), Time::ZERO, &mut rng))
+            .filter_map(|i| q.enqueue(packet(i, 100), Time::ZERO, &mut rng))
             .map(|d| d.pkt.seq)
             .collect();
         assert_eq!(q.len(), 9);
@@ -185,10 +163,10 @@ mod tests {
             1e6,
             0.0,
         );
-        assert!(q.enqueue(pkt(0, 400), Time::ZERO, &mut rng).is_none());
-        assert!(q.enqueue(pkt(1, 500), Time::ZERO, &mut rng).is_none());
+        assert!(q.enqueue(packet(0, 400), Time::ZERO, &mut rng).is_none());
+        assert!(q.enqueue(packet(1, 500), Time::ZERO, &mut rng).is_none());
         // 900 + 100 ≥ 1000: drop the head (seq 0), keep the arrival.
-        let d = q.enqueue(pkt(2, 100), Time::ZERO, &mut rng).unwrap();
+        let d = q.enqueue(packet(2, 100), Time::ZERO, &mut rng).unwrap();
         assert_eq!((d.pkt.seq, d.cause), (0, DropCause::Queue));
         assert_eq!(q.byte_len(), 600);
         assert_eq!(q.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![1, 2]);

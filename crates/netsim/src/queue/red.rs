@@ -708,30 +708,8 @@ impl Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{Direction, Header, PacketKind};
+    use crate::testing::packet;
     use rand::SeedableRng;
-
-    fn pkt(size: u32) -> Packet {
-        Packet {
-            uid: 0,
-            flow: 0,
-            dir: Direction::Forward,
-            src: 0,
-            dst: 1,
-            kind: PacketKind::Cbr,
-            size,
-            payload: size,
-            seq: 0,
-            sent_at: Time::ZERO,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::None,
-        }
-    }
 
     #[test]
     fn auto_parameters_match_ns2_examples() {
@@ -759,13 +737,13 @@ mod tests {
         let mut r = Red::new(cfg, 8e6, 0.01);
         r.idle = false;
         for _ in 0..4 {
-            r.enqueue(pkt(500), Time::ZERO, &mut rng);
+            r.enqueue(packet(0, 500), Time::ZERO, &mut rng);
         }
         let before = r.average();
         assert!(before > 1.0);
         while r.dequeue(Time::ZERO).is_some() {}
         // Idle 1 ms = 2 packet times: average decays by (1 − 0.5)^(2 + 1), queue was 0.
-        r.enqueue(pkt(500), Time::from_secs_f64(0.001), &mut rng);
+        r.enqueue(packet(0, 500), Time::from_secs_f64(0.001), &mut rng);
         assert!((r.average() - before * 0.125).abs() < 1e-12);
     }
 
@@ -784,7 +762,7 @@ mod tests {
         let mut r = Red::new(cfg, 1e6, 0.01);
         let mut kept = 0;
         for _ in 0..15 {
-            if r.enqueue(pkt(500), Time::ZERO, &mut rng).is_none() {
+            if r.enqueue(packet(0, 500), Time::ZERO, &mut rng).is_none() {
                 kept += 1;
             }
         }
@@ -842,7 +820,7 @@ mod tests {
             if r.len() > 20 {
                 r.dequeue(Time::ZERO);
             }
-            let mut p = pkt(500);
+            let mut p = packet(0, 500);
             p.ect = i % 2 == 0;
             match r.enqueue(p, Time::ZERO, &mut rng) {
                 Some(d) => {
@@ -904,38 +882,38 @@ mod tests {
         let mut r = packet_red(RedAverage::ShewhartEwma, 0.5, 100.0, 300.0, 4);
         let t0 = Time::ZERO;
         // First arrival, to an idle queue idle for 0 s: m = 0, avg = 0.5^0 · 0 = 0.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 0.0);
         // q = 1, q_prev = 0: 0.5·0 + 0.5·1 + (1 − 0) = 1.5.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 1.5);
         // q = 2: 0.75 + 1 + 1 = 2.75.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 2.75);
         // q = 3: 1.375 + 1.5 + 1 = 3.875.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 3.875);
         // q = 4: 1.9375 + 2 + 1 = 4.9375, clamped to the limit 4; the packet overflows.
-        assert!(r.enqueue(pkt(500), t0, &mut rng).is_some());
+        assert!(r.enqueue(packet(0, 500), t0, &mut rng).is_some());
         assert_eq!(r.average(), 4.0);
         // Drain without going idle (every dequeue finds a packet).
         for _ in 0..4 {
             assert!(r.dequeue(t0).is_some());
         }
         // q = 0, q_prev = 4: 0.5·4 + 0 + (0 − 4) = −2, clamped to 0.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 0.0);
         // q = 1, q_prev = 0: 0 + 0.5 + 1 = 1.5.
-        r.enqueue(pkt(500), t0, &mut rng);
+        r.enqueue(packet(0, 500), t0, &mut rng);
         assert_eq!(r.average(), 1.5);
         // Idle from 0 s; an arrival at 1 ms: m = int(2000 · 0.001) = 2, avg = 0.5² · 1.5, with
         // no trend term (Fig. 1's idle branch).
         while r.dequeue(t0).is_some() {}
-        r.enqueue(pkt(500), Time::from_nanos(1_000_000), &mut rng);
+        r.enqueue(packet(0, 500), Time::from_nanos(1_000_000), &mut rng);
         assert_eq!(r.average(), 0.375);
         // The next arrival sees q = 1 after q_prev = 0 (the idle arrival's queue):
         // 0.5·0.375 + 0.5·1 + 1 = 1.6875.
-        r.enqueue(pkt(500), Time::from_nanos(1_000_000), &mut rng);
+        r.enqueue(packet(0, 500), Time::from_nanos(1_000_000), &mut rng);
         assert_eq!(r.average(), 1.6875);
     }
 
@@ -947,7 +925,7 @@ mod tests {
         let mut r = packet_red(RedAverage::ShewhartEwma, 0.25, 1000.0, 3000.0, 1000);
         let t = Time::ZERO;
         // The first arrival, to the idle queue, leaves avg = 0 with q = 0: e = 0.
-        r.enqueue(pkt(500), t, &mut rng);
+        r.enqueue(packet(0, 500), t, &mut rng);
         let (mut prev_e, mut prev_q) = (0.0, 0.0);
         // Departures before each arrival (never emptying the queue): the arrivals see queues
         // 1, 2, 3, 4, 3, 3, 4, 3, 4.
@@ -956,7 +934,7 @@ mod tests {
                 assert!(r.dequeue(t).is_some());
             }
             let q = r.len() as f64;
-            r.enqueue(pkt(500), t, &mut rng);
+            r.enqueue(packet(0, 500), t, &mut rng);
             let e = r.average() - q;
             let want = 0.75 * prev_e + 0.25 * (q - prev_q);
             assert!((e - want).abs() < 1e-12, "arrival {k}: {e} vs {want}");
@@ -986,14 +964,14 @@ mod tests {
         );
         let t = Time::ZERO;
         // avg 0 → 0: no move.
-        r.enqueue(pkt(500), t, &mut rng);
+        r.enqueue(packet(0, 500), t, &mut rng);
         assert_eq!(r.thresholds(), (0.25, 0.75));
         // avg 0 → 1 > 0.5: min_th = 0.25 + (1 − 0) + 1 = 2.25, max_th = 6.75.
-        r.enqueue(pkt(500), t, &mut rng);
+        r.enqueue(packet(0, 500), t, &mut rng);
         assert_eq!(r.thresholds(), (2.25, 6.75));
         assert_eq!(r.counters().threshold_moves, 1);
         // avg 1 → 2 < 4.5: no move.
-        r.enqueue(pkt(500), t, &mut rng);
+        r.enqueue(packet(0, 500), t, &mut rng);
         assert_eq!(r.thresholds(), (2.25, 6.75));
         // The p(avg) line follows: p = max_p · (avg − 2.25)/4.5, 0.1 · 0.5 at avg 4.5.
         r.ave = 4.5;

@@ -861,6 +861,7 @@ pub(crate) mod test_util {
     //! A tiny harness: drive one agent by hand through [`AgentCtx`], no engine.
     use super::*;
     use crate::packet::Direction;
+    use crate::testing::packet;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
@@ -922,26 +923,17 @@ pub(crate) mod test_util {
     /// A cumulative ACK for `seqno` as TCPSink sends it.
     pub fn ack(seqno: i64) -> Packet {
         Packet {
-            uid: 0,
             flow: 1,
             dir: Direction::Reverse,
             src: 1,
             dst: 0,
             kind: PacketKind::Ack,
-            size: 40,
             payload: 0,
-            seq: seqno,
-            sent_at: Time::ZERO,
-            ttl: 32,
-            initial_ttl: 32,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
             header: Header::Tcp(TcpHeader {
                 seqno,
                 ..TcpHeader::default()
             }),
+            ..packet(seqno, 40)
         }
     }
 
