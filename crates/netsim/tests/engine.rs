@@ -9,8 +9,8 @@ use core::time::Duration;
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
 use netsim::trace::TraceFormat;
 use netsim::{
-    BuildError, DropCause, LinkConfig, LossConfig, NetworkBuilder, PacketKind, StatsConfig, Time,
-    WirelessConfig,
+    BuildError, DropCause, LinkConfig, LossConfig, NetworkBuilder, PacketKind, RunResults,
+    StatsConfig, Time, WirelessConfig,
 };
 
 fn ms(x: u64) -> Duration {
@@ -38,28 +38,38 @@ fn chain(net: &mut NetworkBuilder, hops: usize) -> Vec<u32> {
     n
 }
 
+/// A CBR flow from `from` to `to` into a null sink, from time zero to the end of the run.
+fn cbr_flow(net: &mut NetworkBuilder, from: u32, to: u32, src: CbrSource) {
+    net.add_flow(
+        from,
+        to,
+        Time::ZERO,
+        None,
+        src.into(),
+        NullSink::new().into(),
+    );
+}
+
+/// One 100 kb/s CBR flow across a 4-hop chain, sent with IP TTL `ttl`, for 1 s.
+fn ttl_run(ttl: u8, notices: bool) -> RunResults {
+    let mut net = NetworkBuilder::new(1);
+    let n = chain(&mut net, 4);
+    net.ttl_notices(notices);
+    let src = CbrSource::new(CbrConfig {
+        rate_bps: 100_000.0,
+        ttl,
+        ..CbrConfig::default()
+    });
+    cbr_flow(&mut net, n[0], n[4], src);
+    net.build().unwrap().run(secs(1.0)).unwrap()
+}
+
 #[test]
 fn ttl_expiry_drops_and_notifies_the_source() {
     for notices in [false, true] {
-        let mut net = NetworkBuilder::new(1);
-        let n = chain(&mut net, 4);
-        net.ttl_notices(notices);
         // TTL 3: NS-2's TTLChecker decrements at the end of every link and drops at 0, so the
         // packet dies arriving at n3 (after three links) and never reaches n4.
-        let src = CbrSource::new(CbrConfig {
-            rate_bps: 100_000.0,
-            ttl: 3,
-            ..CbrConfig::default()
-        });
-        net.add_flow(
-            n[0],
-            n[4],
-            Time::ZERO,
-            None,
-            src.into(),
-            NullSink::new().into(),
-        );
-        let res = net.build().unwrap().run(secs(1.0)).unwrap();
+        let res = ttl_run(3, notices);
         let f = &res.flows[0];
         assert_eq!(f.forward.delivered_packets, 0);
         assert!(f.forward.sent_packets > 50);
@@ -81,22 +91,7 @@ fn ttl_expiry_drops_and_notifies_the_source() {
         }
     }
     // TTL 4 is enough for 4 hops.
-    let mut net = NetworkBuilder::new(1);
-    let n = chain(&mut net, 4);
-    let src = CbrSource::new(CbrConfig {
-        rate_bps: 100_000.0,
-        ttl: 5,
-        ..CbrConfig::default()
-    });
-    net.add_flow(
-        n[0],
-        n[4],
-        Time::ZERO,
-        None,
-        src.into(),
-        NullSink::new().into(),
-    );
-    let res = net.build().unwrap().run(secs(1.0)).unwrap();
+    let res = ttl_run(5, false);
     assert_eq!(res.flows[0].forward.dropped(DropCause::Ttl), 0);
     assert!(res.flows[0].forward.delivered_packets > 50);
 }
@@ -119,14 +114,7 @@ fn link_failure_drops_in_flight_packets_and_reroutes() {
         ..StatsConfig::default()
     });
     // 500 B at 0.5 Mb/s: one packet every 8 ms, 4 ms to serialise, 14 ms per hop.
-    net.add_flow(
-        a,
-        d,
-        Time::ZERO,
-        None,
-        cbr(500_000.0, 500).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, a, d, cbr(500_000.0, 500));
     let res = net.build().unwrap().run(secs(3.0)).unwrap();
     let f = &res.flows[0].forward;
     // At 1 s the packet on a → b (in propagation) is lost with cause `down`.
@@ -169,14 +157,7 @@ fn wireless_hop_turns_frame_loss_into_delay() {
     });
     let (ab, _) = net.add_duplex_link(a, b, w);
     // 1000 B at 2 Mb/s: 250 packets/s for 40 s = 10 000 packets.
-    net.add_flow(
-        a,
-        b,
-        Time::ZERO,
-        None,
-        cbr(2e6, 1000).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, a, b, cbr(2e6, 1000));
     let res = net.build().unwrap().run(secs(40.0)).unwrap();
     let f = &res.flows[0].forward;
     // Expected residual losses 2.2; Poisson: at most 9 at p < 1e-3.
@@ -204,27 +185,13 @@ fn identical_inputs_identical_outputs_and_independent_streams() {
             random: true,
             ..CbrConfig::default()
         });
-        net.add_flow(
-            n[0],
-            n[1],
-            Time::ZERO,
-            None,
-            jittery.into(),
-            NullSink::new().into(),
-        );
+        cbr_flow(&mut net, n[0], n[1], jittery);
         if with_second {
             let other = CbrSource::new(CbrConfig {
                 random: true,
                 ..CbrConfig::default()
             });
-            net.add_flow(
-                n[2],
-                n[3],
-                Time::ZERO,
-                None,
-                other.into(),
-                NullSink::new().into(),
-            );
+            cbr_flow(&mut net, n[2], n[3], other);
         }
         net.build().unwrap().run(secs(20.0)).unwrap()
     };
@@ -269,7 +236,7 @@ fn csv_trace_has_exact_times_and_drop_causes() {
         max_packets: 3,
         ..CbrConfig::default()
     });
-    net.add_flow(a, b, Time::ZERO, None, src.into(), NullSink::new().into());
+    cbr_flow(&mut net, a, b, src);
     net.build().unwrap().run(secs(1.0)).unwrap();
     let text = buf.text();
     let lines: Vec<&str> = text.lines().collect();
@@ -291,14 +258,7 @@ fn untrusted_nodes_expose_unprotected_packets() {
     let mut net = NetworkBuilder::new(1);
     let n = chain(&mut net, 2);
     net.set_untrusted(n[1], true);
-    net.add_flow(
-        n[0],
-        n[2],
-        Time::ZERO,
-        None,
-        cbr(100_000.0, 210).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, n[0], n[2], cbr(100_000.0, 210));
     let res = net.build().unwrap().run(secs(1.0)).unwrap();
     let f = &res.flows[0].forward;
     assert!(f.delivered_packets > 0);
@@ -330,41 +290,20 @@ fn bad_descriptions_are_errors_not_panics() {
 
     let mut net = NetworkBuilder::new(1);
     let a = net.add_node("a");
-    net.add_flow(
-        a,
-        a,
-        Time::ZERO,
-        None,
-        cbr(1e5, 210).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, a, a, cbr(1e5, 210));
     assert_eq!(net.build().unwrap_err(), BuildError::FlowToSelf(0));
 
     let mut net = NetworkBuilder::new(1);
     let a = net.add_node("a");
     let b = net.add_node("b");
-    net.add_flow(
-        a,
-        b,
-        Time::ZERO,
-        None,
-        cbr(-1.0, 210).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, a, b, cbr(-1.0, 210));
     assert_eq!(net.build().unwrap_err(), BuildError::BadRate(0));
 
     // No route: packets are dropped with cause `down`, not a panic.
     let mut net = NetworkBuilder::new(1);
     let a = net.add_node("a");
     let b = net.add_node("b");
-    net.add_flow(
-        a,
-        b,
-        Time::ZERO,
-        None,
-        cbr(1e5, 210).into(),
-        NullSink::new().into(),
-    );
+    cbr_flow(&mut net, a, b, cbr(1e5, 210));
     let res = net.build().unwrap().run(secs(0.1)).unwrap();
     assert_eq!(
         res.flows[0].forward.dropped(DropCause::Down),
