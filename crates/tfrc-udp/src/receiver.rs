@@ -20,7 +20,7 @@ use tfrc::wire;
 use tfrc::{Arrival, Profile, Time};
 use tfrc_protect::{Channel, KeyExchange, Opener, ReplayWindow, Sealer};
 
-use crate::frame::{self, FrameError, Hello, Kind};
+use crate::frame::{self, Hello, Kind};
 use crate::stats::{DelayStats, Drops, ReceiverReport, IP_UDP_OVERHEAD};
 use crate::sys;
 
@@ -99,6 +99,42 @@ struct Session {
     hops: Option<u8>,
     sender_packets: Option<u64>,
     fin_at: Option<Time>,
+}
+
+impl Session {
+    /// A session agreed at `now` with nothing received yet. Delays are one-way only when the
+    /// sender runs on this host (`host_id`), where both ends read one clock.
+    fn new(
+        now: Time,
+        id: u64,
+        peer: SocketAddr,
+        hello: Hello,
+        core: tfrc::Receiver,
+        prot: Protection,
+        host_id: u64,
+    ) -> Session {
+        let delay = DelayStats::new(hello.host_id == host_id);
+        Session {
+            id,
+            peer,
+            hello,
+            core,
+            prot,
+            seen: ReplayWindow::new(),
+            highest: None,
+            delay,
+            packets: 0,
+            wire_bytes: 0,
+            payload_bytes: 0,
+            first: None,
+            last: now,
+            last_heard: now,
+            reordered: 0,
+            hops: None,
+            sender_packets: None,
+            fin_at: None,
+        }
+    }
 }
 
 /// The receiver's input path without a socket: feed it datagrams with
@@ -183,31 +219,12 @@ impl ReceiverEngine {
             .ok()
             .and_then(|p| tfrc::Receiver::new(p.receiver).ok());
         if let Some(core) = core {
-            let delay = DelayStats::new(hello.host_id == self.host_id);
-            self.session = Some(Session {
-                id,
-                peer,
-                hello,
-                core,
-                prot: Protection::Keyed {
-                    wrapped: Vec::new(),
-                    data: Opener::new(key, Channel::Data),
-                    feedback: Sealer::new(key, Channel::Feedback),
-                },
-                seen: ReplayWindow::new(),
-                highest: None,
-                delay,
-                packets: 0,
-                wire_bytes: 0,
-                payload_bytes: 0,
-                first: None,
-                last: now,
-                last_heard: now,
-                reordered: 0,
-                hops: None,
-                sender_packets: None,
-                fin_at: None,
-            });
+            let prot = Protection::Keyed {
+                wrapped: Vec::new(),
+                data: Opener::new(key, Channel::Data),
+                feedback: Sealer::new(key, Channel::Feedback),
+            };
+            self.session = Some(Session::new(now, id, peer, hello, core, prot, self.host_id));
         }
         self
     }
@@ -228,12 +245,8 @@ impl ReceiverEngine {
         }
         let f = match frame::parse(dgram) {
             Ok(f) => f,
-            Err(FrameError::Truncated) => {
-                self.drops.truncated += 1;
-                return;
-            }
-            Err(_) => {
-                self.drops.malformed += 1;
+            Err(e) => {
+                self.drops.count_frame(e);
                 return;
             }
         };
@@ -273,12 +286,8 @@ impl ReceiverEngine {
     fn on_first_hello(&mut self, now: Time, id: u64, body: &[u8], from: SocketAddr) {
         let hello = match frame::decode_hello(body) {
             Ok(h) => h,
-            Err(FrameError::Truncated) => {
-                self.drops.truncated += 1;
-                return;
-            }
-            Err(_) => {
-                self.drops.malformed += 1;
+            Err(e) => {
+                self.drops.count_frame(e);
                 return;
             }
         };
@@ -311,27 +320,7 @@ impl ReceiverEngine {
         } else {
             Protection::Off
         };
-        let delay = DelayStats::new(hello.host_id == self.host_id);
-        self.session = Some(Session {
-            id,
-            peer: from,
-            hello,
-            core,
-            prot,
-            seen: ReplayWindow::new(),
-            highest: None,
-            delay,
-            packets: 0,
-            wire_bytes: 0,
-            payload_bytes: 0,
-            first: None,
-            last: now,
-            last_heard: now,
-            reordered: 0,
-            hops: None,
-            sender_packets: None,
-            fin_at: None,
-        });
+        self.session = Some(Session::new(now, id, from, hello, core, prot, self.host_id));
         self.send_hello_ack();
     }
 

@@ -19,7 +19,7 @@ use tfrc::wire;
 use tfrc::{Profile, Time};
 use tfrc_protect::{Channel, Opener, Sealer};
 
-use crate::frame::{self, FrameError, Hello, Kind};
+use crate::frame::{self, Hello, Kind};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
 
@@ -512,12 +512,8 @@ fn read_one(io: &mut Io, now: Time) -> io::Result<Option<Input>> {
     let d = &io.buf[..m.len.min(io.buf.len())];
     let f = match frame::parse(d) {
         Ok(f) => f,
-        Err(FrameError::Truncated) => {
-            io.stats.drops.truncated += 1;
-            return Ok(Some(Input::Other));
-        }
-        Err(_) => {
-            io.stats.drops.malformed += 1;
+        Err(e) => {
+            io.stats.drops.count_frame(e);
             return Ok(Some(Input::Other));
         }
     };

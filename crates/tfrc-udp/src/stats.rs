@@ -59,6 +59,14 @@ impl Drops {
         .fold(0u64, |a, b| a.saturating_add(*b))
     }
 
+    /// Count a datagram that is not a valid frame: too short for its kind, or otherwise bad.
+    pub(crate) fn count_frame(&mut self, e: crate::frame::FrameError) {
+        match e {
+            crate::frame::FrameError::Truncated => self.truncated += 1,
+            _ => self.malformed += 1,
+        }
+    }
+
     /// Count an opener's refusal.
     pub(crate) fn count_open(&mut self, e: tfrc_protect::OpenError) {
         let c = match e {
