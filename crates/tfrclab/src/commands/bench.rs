@@ -159,7 +159,7 @@ fn bandwidth(v: &str) -> Result<f64, String> {
 struct RsaArgs {
     /// RSA modulus size in bits.
     #[arg(long, value_name = "N", default_value_t = tfrc_protect::DEFAULT_MODULUS_BITS,
-          value_parser = bits)]
+          value_parser = super::rsa_modulus_bits)]
     bits: usize,
     /// Timed decryptions per (key kind, CRT) configuration.
     #[arg(long, value_name = "N", default_value_t = 200,
@@ -179,21 +179,6 @@ struct RsaArgs {
     /// Print a JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-fn bits(v: &str) -> Result<usize, String> {
-    let b: usize = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{v}' is not a whole number of bits"))?;
-    let (lo, hi) = (
-        tfrc_protect::MIN_MODULUS_BITS,
-        tfrc_protect::MAX_MODULUS_BITS,
-    );
-    if !(lo..=hi).contains(&b) {
-        return Err(format!("{b} is outside {lo}..={hi}"));
-    }
-    Ok(b)
 }
 
 /// Packets whose seal+open time is measured (in batches of 64).

@@ -27,7 +27,7 @@ pub struct Args {
     require_protection: bool,
     /// RSA modulus bits of the receiver's key for protected sessions.
     #[arg(long = "rsa-bits", value_name = "N", default_value_t = tfrc_protect::DEFAULT_MODULUS_BITS,
-          value_parser = rsa_bits)]
+          value_parser = super::rsa_modulus_bits)]
     rsa_bits: usize,
     /// End the session when the sender has been silent this long (seconds).
     #[arg(long = "idle-timeout", value_name = "SECONDS", default_value_t = 10.0,
@@ -42,21 +42,6 @@ pub struct Args {
     /// No live status line.
     #[arg(long)]
     quiet: bool,
-}
-
-fn rsa_bits(v: &str) -> Result<usize, String> {
-    let b: usize = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{v}' is not a whole number of bits"))?;
-    let (lo, hi) = (
-        tfrc_protect::MIN_MODULUS_BITS,
-        tfrc_protect::MAX_MODULUS_BITS,
-    );
-    if !(lo..=hi).contains(&b) {
-        return Err(format!("{b} is outside {lo}..={hi}"));
-    }
-    Ok(b)
 }
 
 fn positive(v: &str) -> Result<f64, String> {
