@@ -396,7 +396,103 @@ impl Headlines {
             claims,
         })
     }
+
+    /// One claim per (profile, headline): the per-seed relative change of configuration
+    /// `pair.0` over `pair.1` against the printed change; `compared` says what is compared,
+    /// `rates` the data rates averaged over, and `avg` gives per (profile, configuration,
+    /// metric) the per-seed values averaged over the rates. Also, for the summary, the ns2
+    /// profile's changes beside the paper's ("metric change (paper printed)").
+    pub fn claims_and_summary(
+        &self,
+        avg: &RateAverage<'_>,
+        pair: (&str, &str),
+        compared: &str,
+        rates: &str,
+    ) -> Result<(Vec<Claim>, Vec<String>), String> {
+        let mut claims = Vec::new();
+        let mut summary_parts = Vec::new();
+        for p in PROFILES {
+            for h in &self.claims {
+                let variant = avg(p, pair.0, h.metric)?;
+                let baseline = avg(p, pair.1, h.metric)?;
+                if p == "ns2" {
+                    summary_parts.push(format!(
+                        "{} {} (paper {})",
+                        h.metric.id(),
+                        change_text(&variant, &baseline)?,
+                        h.printed()
+                    ));
+                }
+                claims.push(
+                    Claim::new(
+                        format!("{}-{p}", h.metric.id()),
+                        format!("\"{}\" (§{}, Fig. {})", h.quote, self.section, h.figure),
+                        format!(
+                            "{p} profile, {compared}: per-seed relative change of the {}, mean \
+                             over {rates}",
+                            h.metric.short()
+                        ),
+                        h.direction(),
+                        0.0,
+                    )
+                    .magnitude(h.magnitude())
+                    .unit("fraction")
+                    .samples(relative_change(&variant, &baseline)?),
+                );
+            }
+        }
+        Ok((claims, summary_parts))
+    }
+
+    /// The changes the paper states beside tfrclab's (configuration `pair.0` over `pair.1`,
+    /// per profile, mean and CI over `n` seeds), as the report's "headline" table; `compared`
+    /// and `rates` go into its caption, `avg` is as for
+    /// [`claims_and_summary`](Self::claims_and_summary).
+    pub fn table(
+        &self,
+        avg: &RateAverage<'_>,
+        pair: (&str, &str),
+        compared: &str,
+        rates: &str,
+        n: u32,
+    ) -> Result<DataTable, String> {
+        let mut headline = DataTable::new(
+            "headline",
+            format!(
+                "The changes §{} states, beside tfrclab's: {compared}, each metric averaged over \
+                 {rates}, mean [95% CI] over {n} seeds of the per-seed relative change (%)",
+                self.section
+            ),
+            [
+                "figure",
+                "metric",
+                "paper",
+                "ns2 profile (%)",
+                "rfc5348 profile (%)",
+            ],
+        )
+        .in_markdown();
+        for h in &self.claims {
+            let mut row = vec![
+                Value::Text(format!("Fig. {}", h.figure)),
+                Value::Text(h.metric.name().into()),
+                Value::Text(h.printed()),
+            ];
+            for p in PROFILES {
+                row.push(change_cell(
+                    &avg(p, pair.0, h.metric)?,
+                    &avg(p, pair.1, h.metric)?,
+                )?);
+            }
+            headline.row(row);
+        }
+        Ok(headline)
+    }
 }
+
+/// Per (profile, configuration, metric), the per-seed values averaged over the data rates: how
+/// a report reads its runs for [`Headlines`].
+pub(super) type RateAverage<'a> = dyn Fn(&str, &str, Metric) -> Result<Vec<f64>, String> + 'a;
 
 /// Per seed, `metric` of `flows` averaged over the data rates; `config` names the
 /// configuration of a rate.
@@ -616,71 +712,21 @@ impl Paper for Seed000 {
         };
 
         // ---- Claims ------------------------------------------------------------------------
-        let mut claims = Vec::new();
-        let mut summary_parts = Vec::new();
-        for p in PROFILES {
-            for h in &data.claims {
-                let enh = avg(p, ENHANCED.id, h.metric)?;
-                let cls = avg(p, CLASSICAL.id, h.metric)?;
-                if p == "ns2" {
-                    summary_parts.push(format!(
-                        "{} {} (paper {})",
-                        h.metric.id(),
-                        change_text(&enh, &cls)?,
-                        h.printed()
-                    ));
-                }
-                claims.push(
-                    Claim::new(
-                        format!("{}-{p}", h.metric.id()),
-                        format!("\"{}\" (§{}, Fig. {})", h.quote, data.section, h.figure),
-                        format!(
-                            "{p} profile, enhanced (E1 + E3 + E5 + E6) vs classical: per-seed \
-                             relative change of the {}, mean over {rates}",
-                            h.metric.short()
-                        ),
-                        h.direction(),
-                        0.0,
-                    )
-                    .magnitude(h.magnitude())
-                    .unit("fraction")
-                    .samples(relative_change(&enh, &cls)?),
-                );
-            }
-        }
+        let (claims, summary_parts) = data.claims_and_summary(
+            &avg,
+            (ENHANCED.id, CLASSICAL.id),
+            "enhanced (E1 + E3 + E5 + E6) vs classical",
+            &rates,
+        )?;
 
         // ---- The paper's numbers beside tfrclab's ------------------------------------------
-        let mut headline = DataTable::new(
-            "headline",
-            format!(
-                "The changes §{} states, beside tfrclab's: enhanced vs classical TFRC, each metric \
-                 averaged over {rates}, mean [95% CI] over {n} seeds of the per-seed relative \
-                 change (%)",
-                data.section
-            ),
-            [
-                "figure",
-                "metric",
-                "paper",
-                "ns2 profile (%)",
-                "rfc5348 profile (%)",
-            ],
-        )
-        .in_markdown();
-        for h in &data.claims {
-            let mut row = vec![
-                Value::Text(format!("Fig. {}", h.figure)),
-                Value::Text(h.metric.name().into()),
-                Value::Text(h.printed()),
-            ];
-            for p in PROFILES {
-                row.push(change_cell(
-                    &avg(p, ENHANCED.id, h.metric)?,
-                    &avg(p, CLASSICAL.id, h.metric)?,
-                )?);
-            }
-            headline.row(row);
-        }
+        let headline = data.table(
+            &avg,
+            (ENHANCED.id, CLASSICAL.id),
+            "enhanced vs classical TFRC",
+            &rates,
+            n,
+        )?;
 
         // ---- Against data rate (Figures 3–7) -------------------------------------------------
         let mut figures = ReportSection::new("Against data rate (Figures 3–7)").text(format!(

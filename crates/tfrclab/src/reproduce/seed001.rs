@@ -19,8 +19,7 @@ use super::seed000::{
     Metric, BOTTLENECK, FLOWS, MECHANISM_RATE, PROFILES, RATES, TOPOLOGY,
 };
 use super::{
-    relative_change, Budget, Claim, Config, DataTable, Experiment, Paper, PaperReport,
-    ReportSection, Results, Value,
+    Budget, Config, DataTable, Experiment, Paper, PaperReport, ReportSection, Results, Value,
 };
 use crate::report::{ErrorBarChart, ErrorPoint};
 use crate::runner::RunOutput;
@@ -264,70 +263,20 @@ impl Paper for Seed001 {
         };
 
         // ---- Claims ------------------------------------------------------------------------
-        let mut claims = Vec::new();
-        let mut summary_parts = Vec::new();
-        for p in PROFILES {
-            for h in &data.claims {
-                let enh = avg(p, ERED.id, h.metric)?;
-                let red = avg(p, RED.id, h.metric)?;
-                if p == "ns2" {
-                    summary_parts.push(format!(
-                        "{} {} (paper {})",
-                        h.metric.id(),
-                        change_text(&enh, &red)?,
-                        h.printed()
-                    ));
-                }
-                claims.push(
-                    Claim::new(
-                        format!("{}-{p}", h.metric.id()),
-                        format!("\"{}\" (§{}, Fig. {})", h.quote, data.section, h.figure),
-                        format!(
-                            "{p} profile, TFRC over the enhanced RED (Q1 + Q2 + Q3) vs over RED: \
-                             per-seed relative change of the {}, mean over {rates}",
-                            h.metric.short()
-                        ),
-                        h.direction(),
-                        0.0,
-                    )
-                    .magnitude(h.magnitude())
-                    .unit("fraction")
-                    .samples(relative_change(&enh, &red)?),
-                );
-            }
-        }
+        let (claims, summary_parts) = data.claims_and_summary(
+            &avg,
+            (ERED.id, RED.id),
+            "TFRC over the enhanced RED (Q1 + Q2 + Q3) vs over RED",
+            &rates,
+        )?;
 
-        let mut headline = DataTable::new(
-            "headline",
-            format!(
-                "The changes §{} states, beside tfrclab's: TFRC over the enhanced RED vs over RED, \
-                 each metric averaged over {rates}, mean [95% CI] over {n} seeds of the per-seed \
-                 relative change (%)",
-                data.section
-            ),
-            [
-                "figure",
-                "metric",
-                "paper",
-                "ns2 profile (%)",
-                "rfc5348 profile (%)",
-            ],
-        )
-        .in_markdown();
-        for h in &data.claims {
-            let mut row = vec![
-                Value::Text(format!("Fig. {}", h.figure)),
-                Value::Text(h.metric.name().into()),
-                Value::Text(h.printed()),
-            ];
-            for p in PROFILES {
-                row.push(change_cell(
-                    &avg(p, ERED.id, h.metric)?,
-                    &avg(p, RED.id, h.metric)?,
-                )?);
-            }
-            headline.row(row);
-        }
+        let headline = data.table(
+            &avg,
+            (ERED.id, RED.id),
+            "TFRC over the enhanced RED vs over RED",
+            &rates,
+            n,
+        )?;
 
         // ---- Readings -------------------------------------------------------------------------
         let setup = ReportSection::new("Experiment and readings")
