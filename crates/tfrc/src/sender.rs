@@ -1247,6 +1247,30 @@ fn add_gap(t: Time, gap: f64) -> Time {
     t.saturating_add(duration_from_secs_f64(gap).max(Duration::from_nanos(1)))
 }
 
+/// Helpers the sender's test modules share.
+#[cfg(test)]
+mod test_support {
+    use super::*;
+
+    /// `x` milliseconds as a [`Time`].
+    pub(super) fn ms(x: u64) -> Time {
+        Time::from_nanos(x * 1_000_000)
+    }
+
+    /// A feedback whose RTT sample is `now - echo` (t_delay = 0).
+    pub(super) fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
+        Feedback {
+            timestamp_echo: echo,
+            elapsed: Duration::ZERO,
+            x_recv,
+            p,
+            highest_seq: 0,
+            hops: None,
+            link_errors: 0,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod tests;
@@ -1267,21 +1291,7 @@ mod transport_tests {
     use super::*;
     use crate::profile::Profile;
 
-    fn ms(x: u64) -> Time {
-        Time::from_nanos(x * 1_000_000)
-    }
-
-    fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
-        Feedback {
-            timestamp_echo: echo,
-            elapsed: Duration::ZERO,
-            x_recv,
-            p,
-            highest_seq: 0,
-            hops: None,
-            link_errors: 0,
-        }
-    }
+    use super::test_support::{fb, ms};
 
     fn close(a: f64, b: f64) -> bool {
         ((a - b) / b).abs() <= 1e-12

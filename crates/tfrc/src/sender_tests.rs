@@ -2,26 +2,10 @@
 //! check. Times are in milliseconds; R = 100 ms unless stated; s = 1000 B, so RFC 5348's
 //! W_init is 4 packets and initial_rate = 40 000 B/s.
 
+use super::test_support::{fb, ms};
 use super::*;
 use crate::profile::Profile;
 use crate::Equation;
-
-fn ms(x: u64) -> Time {
-    Time::from_nanos(x * 1_000_000)
-}
-
-/// A feedback whose RTT sample is `now - echo` (t_delay = 0).
-fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
-    Feedback {
-        timestamp_echo: echo,
-        elapsed: Duration::ZERO,
-        x_recv,
-        p,
-        highest_seq: 0,
-        hops: None,
-        link_errors: 0,
-    }
-}
 
 fn rfc() -> Sender {
     Sender::new(Profile::rfc5348().sender).unwrap()

@@ -1,26 +1,11 @@
 //! Sender tests of the seed variants (`docs/variants.md`): each drives a `Sender` alone with
 //! hand-built feedback and checks the variant's rule with hand-computed numbers.
 
+use super::test_support::{fb, ms};
 use super::*;
 use crate::equation::Equation;
 use crate::profile::Profile;
 use crate::variants::{self, VariantChoice};
-
-fn ms(x: u64) -> Time {
-    Time::from_nanos(x * 1_000_000)
-}
-
-fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
-    Feedback {
-        timestamp_echo: echo,
-        elapsed: Duration::ZERO,
-        x_recv,
-        p,
-        highest_seq: 0,
-        hops: None,
-        link_errors: 0,
-    }
-}
 
 fn with(names: &[&str]) -> Sender {
     let c: Vec<VariantChoice> = names.iter().map(|n| n.parse().unwrap()).collect();
