@@ -483,8 +483,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
     if scenario.ttl_notices {
         bad(
             "ttl_notices".to_string(),
-            "is on; NS-2 drops packets whose TTL runs out without telling their source"
-                .to_string(),
+            "is on; NS-2 drops packets whose TTL runs out without telling their source".to_string(),
             "ttl_notices = false (and no adaptive-ttl flow) for NS-2 cross-validation",
         );
     }

@@ -599,7 +599,12 @@ fn protection_errors_are_located() {
         "tfrc1, tcp1",
     );
     let t = format!("{GOOD}\n[protection]\nflows = [\"tcp1\", \"tcp1\"]\n");
-    one(&t, line_of(&t, "flows = ["), "listed twice", "each flow once");
+    one(
+        &t,
+        line_of(&t, "flows = ["),
+        "listed twice",
+        "each flow once",
+    );
     let t = format!("{GOOD}\n[protection]\ncost = 1\n");
     let ps = problems(&t);
     assert_eq!(ps[0].line, line_of(&t, "cost"));
