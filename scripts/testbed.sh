@@ -137,7 +137,7 @@ for pair in "$S s$ID" "$R rs$ID" "$R rd$ID" "$D d$ID"; do
   set -- $pair
   in_ns "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
 done
-# The bucket holds BURST bytes: two full-size packets (TFRC: 1000 + 12 + 36 + 28 B; TCP:
+# The bucket holds BURST bytes: two full-size packets (TFRC at the default s: 1424 + 36 + 12 + 28 B; TCP:
 # 1500 B). A real 10 Mb/s link serialises every packet; a bucket of many packets lets a
 # burst through at veth speed, so that receive rates measured over one short RTT read
 # several times the bottleneck (docs/real-network.md, "tbf burst").
