@@ -1,0 +1,151 @@
+//! `tfrclab bench` (speed against NS-2.35) and `tfrclab bench scaling` through the real
+//! binary, on small inputs: the figures must be consistent with the repetitions they summarise.
+//! No speed is asserted (speed targets live in the benchmark's output and
+//! `docs/performance.md`, never in timed tests).
+//!
+//! `--vs-ns2` needs the `ns` binary (Debian package `ns2`); like the validation suite, the test
+//! fails with the install hint rather than skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tfrclab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("tfrclab runs")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn bench_vs_ns2_summarises_its_pairs() {
+    let ok = Command::new("ns")
+        .arg("-c")
+        .arg("exit 0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok();
+    assert!(
+        ok,
+        "`ns` is not on PATH: install NS-2.35 with `apt-get install ns2`"
+    );
+    let out = tfrclab(&[
+        "bench",
+        "--vs-ns2",
+        "--reps",
+        "3",
+        "--json",
+        "scenarios/bench/dumbbell-2tcp-1.5mbps.toml",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let rows = doc["scenarios"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    let pairs = row["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 3);
+    // The simulator is deterministic: every repetition runs the same events.
+    for p in pairs {
+        assert_eq!(p["counters"]["events"], row["events"], "{p}");
+        assert_eq!(p["counters"]["packet_hops"], row["packet_hops"], "{p}");
+        assert!(f(&p["tfrclab"]["wall_s"]) > 0.0);
+        assert!(f(&p["ns2"]["wall_s"]) > 0.0, "NS-2 ran: {p}");
+        assert!(p["ns2"]["max_rss_kib"].as_u64().unwrap() > 0);
+    }
+    // 2 TCP flows for 100 s at 1.5 Mb/s (1000-B packets): about 187 packets/s cross the
+    // bottleneck, and each crosses three links, so at least 40,000 packet-hops.
+    let hops = row["packet_hops"].as_u64().unwrap();
+    assert!(hops > 40_000, "{hops} packet-hops");
+    // The ratio is the median of the pairs' NS-2/tfrclab wall-time ratios.
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .map(|p| f(&p["ns2"]["wall_s"]) / f(&p["tfrclab"]["wall_s"]))
+        .collect();
+    let fig = &row["figures"];
+    let want = median(ratios);
+    assert!(
+        (f(&fig["ratio"]["median"]) - want).abs() <= 1e-9 * want,
+        "{fig}"
+    );
+    // Packet-hops per second of the event loop, from the same counters.
+    let rates: Vec<f64> = pairs
+        .iter()
+        .map(|p| hops as f64 / f(&p["counters"]["sim_wall_s"]))
+        .collect();
+    let want = median(rates);
+    assert!((f(&fig["hops_per_s"]) - want).abs() <= 1e-9 * want, "{fig}");
+}
+
+#[test]
+fn scaling_writes_table_csv_json_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let out = tfrclab(&[
+        "bench",
+        "scaling",
+        "--flows",
+        "1,10",
+        "--bandwidths",
+        "10Mbps",
+        "--mixes",
+        "tcp,mixed",
+        "--duration",
+        "1",
+        "--reps",
+        "1",
+        "--out",
+        out_dir,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("scaling.json")).unwrap()).unwrap();
+    let text = json.to_string();
+    let csv = std::fs::read_to_string(dir.path().join("scaling.csv")).unwrap();
+    // A header and one line per case: 2 flow counts x 1 bandwidth x 2 mixes.
+    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("<svg"), "the report has plots");
+    assert!(text.contains("packet_hops"), "{text}");
+}
+
+#[test]
+fn bad_bench_input_is_one_line_and_exit_2() {
+    for args in [
+        &[
+            "bench",
+            "--reps",
+            "0",
+            "scenarios/bench/dumbbell-2tcp-1.5mbps.toml",
+        ][..],
+        &["bench", "no-such-file.toml"],
+        &["bench", "scaling", "--bandwidths", "fast"],
+        &["bench", "scaling", "--mixes", "quic"],
+    ] {
+        let out = tfrclab(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+}
