@@ -176,6 +176,9 @@ pub struct ScenarioBench {
     pub events: u64,
     /// Packet-hops.
     pub packet_hops: u64,
+    /// With `--vs-ns2`: why NS-2 gave no figures, if it failed (its exit status and the end
+    /// of its error output). NS-2 is not run again on that scenario; the others go on.
+    pub ns2_error: Option<String>,
     /// The summary.
     pub figures: Figures,
     /// Every repetition.
@@ -245,6 +248,7 @@ pub fn bench_scenario(
     let file = path.to_string_lossy().into_owned();
     let ns = opts.ns.to_string_lossy().into_owned();
     let mut pairs = Vec::with_capacity(opts.reps);
+    let mut ns2_error = None;
     for rep in 1..=opts.reps.max(1) {
         progress(format!(
             "{}: tfrclab, repetition {rep}/{}",
@@ -253,13 +257,17 @@ pub fn bench_scenario(
         let a = process::measure(&me, &["bench".into(), "once".into(), file.clone()], None)?;
         let counters: SimCounters = serde_json::from_str(a.stdout.trim())
             .map_err(|e| anyhow::anyhow!("tfrclab bench once printed no counters: {e}"))?;
-        let b = if opts.vs_ns2 {
+        let b = if opts.vs_ns2 && ns2_error.is_none() {
             progress(format!("{}: ns, repetition {rep}/{}", s.name, opts.reps));
-            Some(process::measure(
-                &ns,
-                &[script.to_string()],
-                Some(scratch.path()),
-            )?)
+            match process::measure(&ns, &[script.to_string()], Some(scratch.path())) {
+                Ok(stats) => Some(stats),
+                // NS-2.35 crashes on some scenarios (SIGFPE in its TFRC agent at 1 Gb/s): say
+                // so in this row and keep benchmarking the rest.
+                Err(e) => {
+                    ns2_error = Some(e.to_string());
+                    None
+                }
+            }
         } else {
             None
         };
@@ -277,6 +285,7 @@ pub fn bench_scenario(
         flows: s.flows.len(),
         events: first.events,
         packet_hops: first.packet_hops,
+        ns2_error,
         figures: figures(&pairs),
         pairs,
     })
@@ -308,7 +317,9 @@ fn m(x: f64) -> String {
 /// The table `tfrclab bench` prints: one row per scenario.
 pub fn text_table(rows: &[ScenarioBench]) -> String {
     use std::fmt::Write as _;
-    let vs = rows.iter().any(|r| r.figures.ratio.is_some());
+    let vs = rows
+        .iter()
+        .any(|r| r.figures.ratio.is_some() || r.ns2_error.is_some());
     let mut out = String::new();
     let _ = write!(
         out,
@@ -364,7 +375,11 @@ pub fn text_table(rows: &[ScenarioBench]) -> String {
                     );
                 }
                 _ => {
-                    let _ = write!(out, " {:>22}", "-");
+                    let why = match &r.ns2_error {
+                        Some(e) => e.lines().next().unwrap_or_default().to_string(),
+                        None => "-".to_string(),
+                    };
+                    let _ = write!(out, " {why:>22}");
                 }
             }
         }

@@ -27,6 +27,9 @@ pub struct ProcessStats {
     pub max_rss_kib: u64,
     /// Whether the child exited with status 0.
     pub success: bool,
+    /// How the child ended, e.g. `exit status: 1` or `signal: 8 (SIGFPE)`.
+    #[serde(default)]
+    pub status: String,
     /// The child's standard output (the tfrclab child prints its counters there).
     pub stdout: String,
     /// The end of the child's standard error.
@@ -61,6 +64,7 @@ pub fn run_wrapper(cmd: &str, args: &[String], dir: Option<&Path>) -> anyhow::Re
         // Linux reports ru_maxrss in KiB.
         max_rss_kib: u64::try_from(usage.max_rss()).unwrap_or(0),
         success: out.status.success(),
+        status: out.status.to_string(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr_tail: stderr[tail_start..].to_string(),
     })
@@ -83,9 +87,13 @@ pub fn measure(cmd: &str, args: &[String], dir: Option<&Path>) -> anyhow::Result
     let stats: ProcessStats = serde_json::from_slice(&out.stdout)
         .map_err(|e| anyhow::anyhow!("the measuring wrapper printed no report: {e}"))?;
     if !stats.success {
+        let tail = stats.stderr_tail.trim_end();
+        if tail.is_empty() {
+            anyhow::bail!("{cmd} failed ({}) and wrote no error output", stats.status);
+        }
         anyhow::bail!(
-            "{cmd} failed; its error output ends:\n{}",
-            stats.stderr_tail
+            "{cmd} failed ({}); its error output ends:\n{tail}",
+            stats.status
         );
     }
     Ok(stats)

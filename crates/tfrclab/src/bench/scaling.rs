@@ -57,13 +57,13 @@ pub fn run(
 pub fn csv(results: &[CaseResult]) -> String {
     let mut s = String::from(
         "name,flows,bandwidth_bps,mix,duration_s,events,packet_hops,wall_s,cpu_s,sim_wall_s,\
-         hops_per_s,ns_per_hop,max_rss_mib,ns2_wall_s,ns2_max_rss_mib,ns2_over_tfrclab\n",
+         hops_per_s,ns_per_hop,max_rss_mib,ns2_wall_s,ns2_max_rss_mib,ns2_over_tfrclab,ns2_error\n",
     );
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
     for r in results {
         let (c, b, f) = (&r.case, &r.bench, &r.bench.figures);
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             b.name,
             c.flows,
             c.bandwidth_bps,
@@ -80,6 +80,11 @@ pub fn csv(results: &[CaseResult]) -> String {
             opt(f.ns2_wall_s.map(|w| w.median)),
             opt(f.ns2_max_rss_mib.map(|w| w.median)),
             opt(f.ratio.map(|w| w.median)),
+            // One line, quoted, so that the field stays one CSV field.
+            b.ns2_error.as_deref().map_or(String::new(), |e| format!(
+                "\"{}\"",
+                e.lines().next().unwrap_or_default().replace('"', "'")
+            )),
         ));
     }
     s
@@ -208,7 +213,10 @@ pub fn report(results: &[CaseResult], machine: &str, command: &str) -> Page {
             Cell::new(format!("{:.1}", f.max_rss_mib.median)),
             opt(f.ns2_wall_s.map(|w| w.median), 3),
             opt(f.ns2_max_rss_mib.map(|w| w.median), 1),
-            opt(f.ratio.map(|w| w.median), 1),
+            match &b.ns2_error {
+                Some(e) => Cell::new(e.lines().next().unwrap_or_default().to_string()),
+                None => opt(f.ratio.map(|w| w.median), 1),
+            },
         ]);
     }
     page.section("Cases").table(t);
