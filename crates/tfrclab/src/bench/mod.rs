@@ -9,8 +9,9 @@
 //!
 //! Figures per scenario: medians with min–max over the repetitions; the NS-2/tfrclab ratio is
 //! the median of the per-pair ratios of whole-process wall times. NS-2 runs the same scenario
-//! for the same simulated time, so its packet-hop count is tfrclab's to within the two
-//! implementations' differences (`docs/performance.md` counts NS-2's from a traced run).
+//! for the same simulated time, so its packet-hop count is taken to be tfrclab's (an untraced
+//! NS-2 run cannot count them; on the validation scenarios the two traces agree line for line,
+//! `docs/validation.md`).
 
 pub mod grid;
 pub mod process;
