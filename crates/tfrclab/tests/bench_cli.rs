@@ -6,22 +6,11 @@
 //! `--vs-ns2` needs the `ns` binary (Debian package `ns2`); like the validation suite, the test
 //! fails with the install hint rather than skip.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-fn tfrclab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("tfrclab runs")
-}
+use common::{require_ns, tfrclab_at_root as tfrclab};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -39,16 +28,7 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn bench_vs_ns2_summarises_its_pairs() {
-    let ok = Command::new("ns")
-        .arg("-c")
-        .arg("exit 0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .is_ok();
-    assert!(
-        ok,
-        "`ns` is not on PATH: install NS-2.35 with `apt-get install ns2`"
-    );
+    require_ns();
     let out = tfrclab(&[
         "bench",
         "--vs-ns2",

@@ -5,37 +5,14 @@
 //! the install hint rather than skip, so a CI machine without NS-2 cannot pass silently.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use tfrclab::commands::validate::ValidateJson;
 use tfrclab::validate::{Metric, MARK_BEGIN, MARK_END};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-fn tfrclab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("tfrclab runs")
-}
-
-/// Panics with the install hint when `ns` cannot be run.
-fn require_ns() {
-    let ok = Command::new("ns")
-        .arg("-c")
-        .arg("exit 0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .is_ok();
-    assert!(
-        ok,
-        "the NS-2 simulator `ns` is not on PATH; the validation suite runs every \
-         validation/*.toml under NS-2.35: install it with `apt-get install ns2`"
-    );
-}
+use common::{repo, require_ns, tfrclab_at_root as tfrclab};
 
 /// A directory removed when dropped.
 struct Scratch(PathBuf);
