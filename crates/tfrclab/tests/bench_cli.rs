@@ -122,6 +122,9 @@ fn bad_bench_input_is_one_line_and_exit_2() {
         &["bench", "no-such-file.toml"],
         &["bench", "scaling", "--bandwidths", "fast"],
         &["bench", "scaling", "--mixes", "quic"],
+        &["bench", "scaling", "--flows", "0"],
+        &["bench", "scaling", "--duration", "-1"],
+        &["bench", "scaling", "--flows", "10,many"],
     ] {
         let out = tfrclab(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -810,7 +810,7 @@ fn cli_bad_input_exits_2_naming_the_file() {
     let out = tfrclab(&["export-ns2", "bad.toml"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("bad.toml:7:"), "{err}");
+    assert!(err.starts_with("error: bad.toml:7:"), "{err}");
 
     // Unwritable output.
     std::fs::write(dir.path().join("small.toml"), SMALL).unwrap();

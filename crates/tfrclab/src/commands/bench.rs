@@ -105,7 +105,8 @@ enum Form {
 #[derive(Parser, Debug)]
 struct ScalingArgs {
     /// Numbers of flows.
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [1usize, 10, 100, 1000])]
+    #[arg(long, value_name = "N,...", value_delimiter = ',', default_values_t = [1usize, 10, 100, 1000],
+          value_parser = flow_count)]
     flows: Vec<usize>,
     /// Bottleneck bandwidths.
     #[arg(long, value_name = "BW,...", value_delimiter = ',',
@@ -116,7 +117,12 @@ struct ScalingArgs {
           default_values = ["tcp", "mixed"], value_parser = crate::bench::grid::Mix::parse)]
     mixes: Vec<crate::bench::grid::Mix>,
     /// Simulated seconds per case.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     duration: f64,
     /// Output folder: scenarios/, scaling.json, scaling.csv, report.html.
     #[arg(long, value_name = "DIR", default_value = "out/bench-scaling")]
@@ -126,6 +132,14 @@ struct ScalingArgs {
     write: Option<PathBuf>,
     #[command(flatten)]
     common: CommonArgs,
+}
+
+/// A number of flows for the scaling grid: 1 to 100,000 (a dumbbell needs a sender).
+fn flow_count(v: &str) -> Result<usize, String> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if (1..=100_000).contains(&n) => Ok(n),
+        _ => Err(format!("'{v}' is not a number of flows from 1 to 100000")),
+    }
 }
 
 fn bandwidth(v: &str) -> Result<f64, String> {

@@ -56,7 +56,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut scenario = match Scenario::load_with(&args.scenario, &args.set) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
@@ -77,7 +77,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let script = match export(&scenario, &options) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
@@ -85,7 +85,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(path) => {
             if let Err(e) = std::fs::write(path, script) {
                 eprintln!(
-                    "{}: cannot write the script: {e} (expected a writable file path for -o)",
+                    "error: {}: cannot write the script: {e} (expected a writable file path for -o)",
                     path.display()
                 );
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
