@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use tfrclab::runner::{simulate, RunOptions};
-use tfrclab::scenario::{overrides, Scenario};
-use tfrclab::summary::summarize;
+use lab::runner::{simulate, RunOptions};
+use lab::summary::summarize;
+use scenario::{overrides, Scenario};
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/examples")
@@ -89,7 +89,7 @@ fn examples_exercise_their_feature() {
         let out = simulate(&s, &RunOptions::default()).unwrap();
         summarize(&s, &out)
     };
-    let cause = |sum: &tfrclab::summary::Summary, cause: &str| -> u64 {
+    let cause = |sum: &lab::summary::Summary, cause: &str| -> u64 {
         sum.links
             .iter()
             .map(|l| l.dropped_by_cause.get(cause).copied().unwrap_or(0))
@@ -132,7 +132,7 @@ fn examples_exercise_their_feature() {
 fn link_failure_reroutes() {
     let s = Scenario::load(&examples_dir().join("link-failure.toml")).unwrap();
     let out = simulate(&s, &RunOptions::default()).unwrap();
-    let rows = tfrclab::summary::timeseries(&s, &out);
+    let rows = lab::summary::timeseries(&s, &out);
     for flow in ["tcp1", "udp1"] {
         for r in rows.iter().filter(|r| {
             r.metric == "throughput_bps" && r.subject == flow && (9.0..13.0).contains(&r.time_s)
@@ -214,7 +214,7 @@ fn family_of(section: &str) -> Option<&'static str> {
         .map(|(_, f, _)| *f)
 }
 
-fn parse_with(sets: &[(&str, &str)]) -> Result<Scenario, tfrclab::scenario::ScenarioError> {
+fn parse_with(sets: &[(&str, &str)]) -> Result<Scenario, scenario::ScenarioError> {
     let sets: Vec<(String, String)> = sets
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

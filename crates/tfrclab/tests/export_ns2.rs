@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use lab::ns2::{export, ExportOptions};
 use netsim::trace::parse_ns2_line;
-use tfrclab::ns2::{export, ExportOptions};
-use tfrclab::scenario::Scenario;
+use scenario::Scenario;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers: a scratch directory, running ns, and a strict parser for trace-all lines.

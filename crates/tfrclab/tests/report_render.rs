@@ -8,12 +8,12 @@ mod common;
 use std::path::Path;
 
 use common::chromium;
-use serde_json::Value;
-use tfrclab::report::{
+use report::{
     comparison_table, verdict_table, BarChart, Cell, CellClass, Chart, ComparisonRow,
     DistributionChart, DistributionKind, ErrorBarChart, ErrorPoint, Estimate, LineChart, Page,
     Table, Verdict, VerdictRow,
 };
+use serde_json::Value;
 
 /// Counts what a page should contain, as it is built.
 #[derive(Default)]
@@ -23,17 +23,12 @@ struct Expect {
     tables: usize,
 }
 
-fn fig(
-    page_section: &mut tfrclab::report::Section,
-    e: &mut Expect,
-    chart: &dyn Chart,
-    caption: &str,
-) {
+fn fig(page_section: &mut report::Section, e: &mut Expect, chart: &dyn Chart, caption: &str) {
     page_section.figure(chart, caption);
     e.svgs += 1;
 }
 
-fn table(page_section: &mut tfrclab::report::Section, e: &mut Expect, t: Table) {
+fn table(page_section: &mut report::Section, e: &mut Expect, t: Table) {
     e.rows += t.rows.len();
     e.tables += 1;
     page_section.table(t);

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::chromium;
+use lab::stats::MeanCi;
 use serde_json::Value;
-use tfrclab::stats::MeanCi;
 
 /// Papers whose module does not exist yet. Remove a paper from this list in the commit that
 /// adds its module; once it is empty, every one of the five must produce a report.

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use lab::validate::{Metric, MARK_BEGIN, MARK_END};
 use tfrclab::commands::validate::ValidateJson;
-use tfrclab::validate::{Metric, MARK_BEGIN, MARK_END};
 
 mod common;
 

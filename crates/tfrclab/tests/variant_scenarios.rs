@@ -10,11 +10,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use tfrclab::metrics::FlowMetrics;
-use tfrclab::runner::{simulate, RunOptions};
-use tfrclab::scenario::Scenario;
-use tfrclab::summary::{summarize, timeseries, LinkSummary, SeriesRow, Summary};
-use tfrclab::variant_metrics::{RedSummary, TfrcSummary};
+use lab::metrics::FlowMetrics;
+use lab::runner::{simulate, RunOptions};
+use lab::summary::{summarize, timeseries, LinkSummary, SeriesRow, Summary};
+use lab::variant_metrics::{RedSummary, TfrcSummary};
+use scenario::Scenario;
 
 fn variants_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/variants")

@@ -1,5 +1,5 @@
 //! `tfrclab bench`: measurements. `bench [--vs-ns2] [SCENARIO...]` times the simulator on
-//! scenario files, alone or against NS-2.35 (`crate::bench`); `bench scaling` runs the dumbbell
+//! scenario files, alone or against NS-2.35 (`lab::bench`); `bench scaling` runs the dumbbell
 //! grid; `bench rsa` times RSA decryption for Carmichael and Euler private exponents, with and
 //! without CRT, and the per-packet AEAD cost (seed 000 E6).
 
@@ -64,8 +64,8 @@ struct CommonArgs {
 }
 
 impl CommonArgs {
-    fn options(&self) -> crate::bench::Options {
-        crate::bench::Options {
+    fn options(&self) -> lab::bench::Options {
+        lab::bench::Options {
             reps: self.reps as usize,
             vs_ns2: self.vs_ns2,
             ns: self.ns.clone(),
@@ -114,8 +114,8 @@ struct ScalingArgs {
     bandwidths: Vec<f64>,
     /// Flow mixes: `tcp` (all TCP NewReno), `tfrc` (all TFRC), `mixed` (half each).
     #[arg(long, value_name = "MIX,...", value_delimiter = ',',
-          default_values = ["tcp", "mixed"], value_parser = crate::bench::grid::Mix::parse)]
-    mixes: Vec<crate::bench::grid::Mix>,
+          default_values = ["tcp", "mixed"], value_parser = lab::bench::grid::Mix::parse)]
+    mixes: Vec<lab::bench::grid::Mix>,
     /// Simulated seconds per case.
     #[arg(
         long,
@@ -216,7 +216,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(Form::Rsa(a)) => run_rsa(a),
         Some(Form::Scaling(a)) => run_scaling(a),
         Some(Form::Once { scenario }) => {
-            let c = crate::bench::simulate_once(scenario)?;
+            let c = lab::bench::simulate_once(scenario)?;
             println!("{}", serde_json::to_string(&c)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -224,7 +224,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let (prog, rest) = cmd
                 .split_first()
                 .ok_or_else(|| anyhow::anyhow!("nothing to measure"))?;
-            let stats = crate::bench::process::run_wrapper(prog, rest, dir.as_deref())?;
+            let stats = lab::bench::process::run_wrapper(prog, rest, dir.as_deref())?;
             println!("{}", serde_json::to_string(&stats)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -294,7 +294,7 @@ fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
         if args.common.vs_ns2 {
-            if let Err(e) = crate::ns2::export(&s, &crate::ns2::ExportOptions::untraced()) {
+            if let Err(e) = lab::ns2::export(&s, &lab::ns2::ExportOptions::untraced()) {
                 eprintln!("error: {}: {e}", f.display());
                 return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
             }
@@ -304,7 +304,7 @@ fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
     let machine = machine();
     let mut rows = Vec::with_capacity(files.len());
     for f in &files {
-        rows.push(crate::bench::bench_scenario(f, &opts, &mut step)?);
+        rows.push(lab::bench::bench_scenario(f, &opts, &mut step)?);
     }
     clear_step();
     if let Some(dir) = &args.out {
@@ -317,13 +317,13 @@ fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!("{machine}; {} repetition(s)", opts.reps);
-        print!("{}", crate::bench::text_table(&rows));
+        print!("{}", lab::bench::text_table(&rows));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn run_scaling(args: &ScalingArgs) -> anyhow::Result<ExitCode> {
-    use crate::bench::{grid, scaling};
+    use lab::bench::{grid, scaling};
     if !(args.duration > 0.0 && args.duration.is_finite()) {
         eprintln!("error: --duration must be a positive number of seconds");
         return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
@@ -354,7 +354,7 @@ fn run_scaling(args: &ScalingArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("{machine}; {} repetition(s)", args.common.reps);
         let rows: Vec<_> = results.into_iter().map(|r| r.bench).collect();
-        print!("{}", crate::bench::text_table(&rows));
+        print!("{}", lab::bench::text_table(&rows));
         println!(
             "wrote {}/{{report.html, scaling.json, scaling.csv, scenarios/}}",
             args.out.display()

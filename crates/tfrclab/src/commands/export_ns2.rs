@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::ns2::{default_trace_file, export, ExportOptions};
-use crate::scenario::{overrides, Scenario};
 use crate::EXIT_BAD_INPUT;
+use lab::ns2::{default_trace_file, export, ExportOptions};
+use scenario::{overrides, Scenario};
 
 /// The subcommand's `--help` text (the binary attaches it to the subcommand).
 pub const LONG_ABOUT: &str = "\

@@ -3,7 +3,7 @@
 pub mod bench;
 pub mod equation;
 pub mod export_ns2;
-pub mod output;
+
 pub mod recv;
 pub mod reproduce;
 pub mod run;

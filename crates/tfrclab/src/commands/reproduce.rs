@@ -1,14 +1,14 @@
 //! `tfrclab reproduce`: run the seed papers' experiments and write one report per paper plus
-//! an index ([`crate::reproduce`]; `docs/reproduce.md`).
+//! an index ([`papers`]; `docs/reproduce.md`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::commands::output::OutputDir;
-use crate::reproduce::{self, write, Budget, Options};
 use crate::EXIT_BAD_INPUT;
+use lab::output::OutputDir;
+use papers::{write, Budget, Options};
 
 /// Long help of `tfrclab reproduce`.
 pub const LONG_ABOUT: &str = "\
@@ -92,7 +92,7 @@ fn command_line(args: &Args, budget: &Budget) -> String {
 
 /// Run the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let selected = match reproduce::select(&args.papers) {
+    let selected = match papers::select(&args.papers) {
         Ok(s) => s,
         Err(e) => return Ok(bad_input(&e)),
     };
@@ -133,17 +133,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let opts = Options {
         budget,
         scenarios,
-        jobs: crate::parallel::jobs(args.jobs),
+        jobs: lab::parallel::jobs(args.jobs),
     };
     for e in &selected {
         if e.paper.is_none() {
             eprintln!("{}: not implemented yet (listed in the index)", e.id);
         }
     }
-    let bar = crate::parallel::progress_bar(0);
+    let bar = lab::parallel::progress_bar(0);
     let start = |n: u64| bar.set_length(n);
     let done = || bar.inc(1);
-    let outcome = reproduce::reproduce(&selected, &opts, &start, &done);
+    let outcome = papers::reproduce(&selected, &opts, &start, &done);
     bar.finish_and_clear();
     let outcome = match outcome {
         Ok(o) => o,
@@ -156,7 +156,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let command = command_line(args, &budget);
     let wall_note = format!(
         "All papers' runs took {} s of wall-clock time on {} thread(s).",
-        crate::report::fmt_num(outcome.wall.as_secs_f64()),
+        report::fmt_num(outcome.wall.as_secs_f64()),
         opts.jobs
     );
     for p in &outcome.papers {
@@ -175,7 +175,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             println!("wrote the verdict tables into {}", path.display());
         }
     }
-    for e in reproduce::registry() {
+    for e in papers::registry() {
         let line = match outcome.papers.iter().find(|p| p.entry.id == e.id) {
             Some(p) => format!(
                 "{}: {}; {}",
@@ -190,7 +190,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     println!(
         "{} runs in {} s on {} thread(s){}; wrote {}/index.html",
         outcome.runs,
-        crate::report::fmt_num(outcome.wall.as_secs_f64()),
+        report::fmt_num(outcome.wall.as_secs_f64()),
         opts.jobs,
         if budget.quick {
             format!(" ({})", write::QUICK_NOTE)

@@ -6,10 +6,11 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use netsim::trace::TraceFormat;
 
-use crate::commands::output::OutputDir;
-use crate::runner::{simulate, RunOptions};
-use crate::scenario::{overrides, Scenario};
-use crate::{run_report, summary, EXIT_BAD_INPUT};
+use crate::EXIT_BAD_INPUT;
+use lab::output::OutputDir;
+use lab::runner::{simulate, RunOptions};
+use lab::{run_report, summary};
+use scenario::{overrides, Scenario};
 
 /// Arguments of `tfrclab run`.
 #[derive(Parser, Debug)]
@@ -56,7 +57,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| Path::new("out").join(crate::commands::output::file_stem(&s.name)));
+        .unwrap_or_else(|| Path::new("out").join(lab::output::file_stem(&s.name)));
     let out = match OutputDir::create(&dir) {
         Ok(o) => o,
         Err(e) => {
@@ -82,7 +83,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     run_report::run_report(&s, &sum, &rows, &result).write(&out.path("report.html"))?;
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
-    print!("{}", crate::variant_metrics::text(&sum));
+    print!("{}", lab::variant_metrics::text(&sum));
     println!(
         "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html}}",
         dir.display()

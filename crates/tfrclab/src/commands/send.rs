@@ -16,8 +16,8 @@ use tfrc::variants::{VariantChoice, VariantError};
 use tfrc::{Profile, ProfileKind};
 use tfrc_udp::{FlowSummary, Sender, SenderOptions, SenderStats, Source};
 
-use crate::scenario::units;
 use crate::EXIT_BAD_INPUT;
+use scenario::units;
 
 /// Arguments of `tfrclab send`.
 #[derive(Parser, Debug)]

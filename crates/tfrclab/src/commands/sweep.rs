@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use clap::Parser;
 
-use crate::commands::output::{file_stem, OutputDir};
-use crate::report::fmt_num;
-use crate::sweep::{self, Axis, SweepResult, Task};
 use crate::EXIT_BAD_INPUT;
+use lab::output::{file_stem, OutputDir};
+use lab::sweep::{self, Axis, SweepResult, Task};
+use report::fmt_num;
 
 /// Arguments of `tfrclab sweep`.
 #[derive(Parser, Debug)]
@@ -89,8 +89,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .enumerate()
         .flat_map(|(point, ss)| ss.iter().map(move |&seed| Task { point, seed }))
         .collect();
-    let jobs = crate::parallel::jobs(args.jobs);
-    let bar = crate::parallel::progress_bar(tasks.len() as u64);
+    let jobs = lab::parallel::jobs(args.jobs);
+    let bar = lab::parallel::progress_bar(tasks.len() as u64);
     let t0 = Instant::now();
     let done = || bar.inc(1);
     let runs = sweep::run_all(&scenarios, &points, &tasks, jobs, &done);

@@ -7,10 +7,10 @@ use std::time::Duration;
 use clap::Parser;
 use serde::{Deserialize, Serialize};
 
-use crate::commands::output::OutputDir;
-use crate::scenario::{overrides, Scenario};
-use crate::validate::{self, markdown, splice, ScenarioReport, MARK_BEGIN, MARK_END};
 use crate::EXIT_BAD_INPUT;
+use lab::output::OutputDir;
+use lab::validate::{self, markdown, splice, ScenarioReport, MARK_BEGIN, MARK_END};
+use scenario::{overrides, Scenario};
 
 /// The subcommand's `--help` text (the binary attaches it to the subcommand).
 pub const LONG_ABOUT: &str = "\

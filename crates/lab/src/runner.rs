@@ -1,0 +1,370 @@
+//! Build a [`Scenario`] into a `netsim` network and run it.
+//!
+//! This is the only place that maps scenario keys onto simulator configuration; `run`, `sweep`,
+//! `validate`, `reproduce` and `bench` all go through [`simulate`].
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use netsim::agents::{
+    AnyAgent, CbrClock, CbrConfig, CbrSource, NullSink, TcpConfig, TcpSender, TcpSink,
+    TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+};
+use netsim::trace::TraceFormat;
+use netsim::{
+    DropTailConfig, LinkConfig, LinkId, LossConfig, NetworkBuilder, QueueConfig, RedConfig,
+    RunResults, StatsConfig, Time, WirelessConfig,
+};
+
+use scenario::{
+    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedAverage, RedMaxP, RedParams,
+    RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
+};
+
+/// For each scenario link, its forward and (duplex) reverse simplex link ids.
+pub type LinkIds = Vec<(LinkId, Option<LinkId>)>;
+
+/// Options of one run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Override the scenario's seed.
+    pub seed: Option<u64>,
+    /// Write a packet trace.
+    pub trace: Option<(PathBuf, TraceFormat)>,
+    /// Keep every delivered packet's delay (for delay distributions).
+    pub record_delays: bool,
+}
+
+/// What a run produced, with the mapping back to the scenario.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// The seed used.
+    pub seed: u64,
+    /// The simulator's results.
+    pub results: RunResults,
+    /// Wall-clock time of the simulation itself.
+    pub wall: Duration,
+    /// For each scenario link, its forward and (duplex) reverse simplex link ids.
+    pub link_ids: LinkIds,
+    /// Each flow's forward path (simplex link ids) when the run started.
+    pub paths: Vec<Vec<LinkId>>,
+    /// The TFRC agents' and RED queues' final state, for the variant metrics.
+    pub internals: crate::variant_metrics::Internals,
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// The scenario could not be built into a network.
+    Build(String),
+    /// The trace file could not be created.
+    Trace(PathBuf, std::io::Error),
+    /// The simulation failed (for example packet accounting did not balance).
+    Sim(netsim::SimError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Build(e) => write!(f, "cannot build the network: {e}"),
+            RunError::Trace(p, e) => write!(f, "cannot create trace file {}: {e}", p.display()),
+            RunError::Sim(e) => write!(f, "simulation failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+fn time(d: Duration) -> Time {
+    Time::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// NS-2 Queue/RED parameters, and the variant policies, in the simulator's form.
+pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
+    use netsim::queue::{AdaptiveQ3, AdaptiveRed};
+    let average = match p.average {
+        RedAverage::Ewma => netsim::queue::RedAverage::Ewma,
+        RedAverage::ShewhartEwma => netsim::queue::RedAverage::ShewhartEwma,
+    };
+    let thresholds = match p.thresholds {
+        RedThresholds::Fixed => netsim::queue::RedThresholds::Fixed,
+        RedThresholds::AutoTuned { alpha_th } => {
+            netsim::queue::RedThresholds::AutoTuned { alpha_th }
+        }
+    };
+    let max_p = match p.max_p {
+        RedMaxP::Fixed => netsim::queue::RedMaxP::Fixed,
+        RedMaxP::AdaptiveQ3(a) => netsim::queue::RedMaxP::Q3(AdaptiveQ3 {
+            alpha: a.alpha,
+            beta: a.beta,
+            interval: a.interval.as_secs_f64(),
+            top: a.top,
+            bottom: a.bottom,
+        }),
+        RedMaxP::AdaptiveRed(a) => netsim::queue::RedMaxP::AdaptiveRed(AdaptiveRed {
+            alpha: a.alpha,
+            beta: a.beta,
+            interval: a.interval.as_secs_f64(),
+            top: a.top,
+            bottom: a.bottom,
+        }),
+    };
+    RedConfig {
+        limit,
+        bytes: p.bytes,
+        queue_in_bytes: p.queue_in_bytes,
+        thresh: p.thresh.unwrap_or(0.0),
+        maxthresh: p.maxthresh.unwrap_or(0.0),
+        mean_pktsize: p.mean_pktsize,
+        q_weight: p.q_weight.unwrap_or(-1.0),
+        wait: p.wait,
+        linterm: p.linterm,
+        setbit: p.setbit,
+        gentle: p.gentle,
+        targetdelay: p.targetdelay.as_secs_f64(),
+        average,
+        thresholds,
+        max_p,
+        ..RedConfig::default()
+    }
+}
+
+fn queue_config(q: &Queue) -> QueueConfig {
+    match q {
+        Queue::DropTail {
+            limit,
+            in_bytes,
+            mean_pktsize,
+            drop_front,
+        } => QueueConfig::DropTail(DropTailConfig {
+            limit: *limit,
+            in_bytes: *in_bytes,
+            mean_pktsize: *mean_pktsize,
+            drop_front: *drop_front,
+        }),
+        Queue::Red { limit, params } => QueueConfig::Red(red_config(*limit, params)),
+    }
+}
+
+fn loss_config(m: &LossModel) -> LossConfig {
+    match m {
+        LossModel::Bernoulli { rate } => LossConfig::Bernoulli { p: *rate },
+        LossModel::GilbertElliott {
+            p_good_bad,
+            p_bad_good,
+            loss_good,
+            loss_bad,
+        } => LossConfig::GilbertElliott {
+            p_good_to_bad: *p_good_bad,
+            p_bad_to_good: *p_bad_good,
+            loss_good: *loss_good,
+            loss_bad: *loss_bad,
+        },
+        LossModel::List { packets } => LossConfig::Nth(packets.clone()),
+    }
+}
+
+fn wireless_config(w: &Wireless) -> WirelessConfig {
+    WirelessConfig {
+        frame_loss: LossConfig::Bernoulli { p: w.frame_loss },
+        retry_limit: w.retry_limit,
+        slot: w.slot,
+        cw_min: w.cw_min,
+        cw_max: w.cw_max,
+        ..WirelessConfig::default()
+    }
+}
+
+fn applies(d: LinkDirection, forward: bool) -> bool {
+    matches!(
+        (d, forward),
+        (LinkDirection::Both, _) | (LinkDirection::Forward, true) | (LinkDirection::Reverse, false)
+    )
+}
+
+/// The TFRC profile a flow runs, with its segment size and its `variants` applied (`None` for
+/// other kinds). Validation has applied the same variants, so the error is only for a
+/// scenario built by hand.
+pub fn tfrc_profile(flow: &Flow) -> Option<Result<tfrc::Profile, tfrc::variants::VariantError>> {
+    match &flow.kind {
+        FlowKind::Tfrc {
+            profile, variants, ..
+        } => {
+            let base = match profile {
+                TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
+                TfrcProfile::Ns2 => tfrc::Profile::ns2(),
+            };
+            Some(tfrc::variants::apply(
+                base.with_segment_size(flow.packet_size),
+                variants,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The agents of `flow`; `classify`: TFRC receivers keep their loss-classification decisions
+/// (for the confusion matrix).
+fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError> {
+    Ok(match &flow.kind {
+        FlowKind::Udp {
+            rate_bps,
+            random,
+            max_packets,
+        } => {
+            let cfg = CbrConfig {
+                packet_size: flow.packet_size,
+                rate_bps: *rate_bps,
+                random: *random,
+                max_packets: max_packets.unwrap_or(CbrConfig::default().max_packets),
+                ..CbrConfig::default()
+            };
+            (CbrSource::new(cfg).into(), NullSink::new().into())
+        }
+        FlowKind::Tcp {
+            variant,
+            window,
+            window_init,
+            delayed_ack,
+        } => {
+            let v = match variant {
+                TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
+                TcpVariant::Reno => netsim::agents::TcpVariant::Reno,
+                TcpVariant::NewReno => netsim::agents::TcpVariant::NewReno,
+            };
+            let cfg = TcpConfig {
+                window: *window,
+                window_init: *window_init,
+                packet_size: flow.packet_size,
+                ..TcpConfig::ns2(v)
+            };
+            let sink = if *delayed_ack {
+                TcpSinkConfig::ns2_delack()
+            } else {
+                TcpSinkConfig::ns2()
+            };
+            (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
+        }
+        FlowKind::Tfrc { app_rate_bps, .. } => {
+            let profile = tfrc_profile(flow)
+                .ok_or_else(|| RunError::Build("not a TFRC flow".into()))?
+                .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
+            let app = match app_rate_bps {
+                Some(r) => TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX)),
+                None => TfrcApp::Bulk,
+            };
+            let bad =
+                |e: tfrc::ConfigError| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let receiver = TfrcReceiver::new(&profile).map_err(bad)?;
+            let receiver = if classify {
+                receiver.with_decision_log()
+            } else {
+                receiver
+            };
+            (
+                TfrcSender::new(&profile, app).map_err(bad)?.into(),
+                receiver.into(),
+            )
+        }
+    })
+}
+
+/// How a run of `s` gathers statistics (bins, measurement window); `validate` reads NS-2's
+/// trace with the same configuration.
+pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
+    StatsConfig {
+        bin_width: s.sample_interval,
+        window_start: time(s.warmup),
+        window_end: None,
+        record_delays,
+    }
+}
+
+/// Build the network of `s` (with `seed`), ready to run.
+pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
+    let seed = opts.seed.unwrap_or(s.seed);
+    let mut b = NetworkBuilder::new(seed);
+    for n in &s.nodes {
+        let id = b.add_node(&n.name);
+        b.set_untrusted(id, n.untrusted);
+    }
+    let mut link_ids = Vec::with_capacity(s.links.len());
+    for l in &s.links {
+        let bps = l.bandwidth_bps.round().max(1.0) as u64;
+        let dir_cfg = |forward: bool| {
+            let mut c = LinkConfig::new(bps, l.delay).with_queue(queue_config(&l.queue));
+            if let Some(Loss { model, direction }) = &l.loss {
+                if applies(*direction, forward) {
+                    c = c.with_loss(loss_config(model));
+                }
+            }
+            if let Some(w) = &l.wireless {
+                if applies(w.direction, forward) {
+                    c = c.with_wireless(wireless_config(w));
+                }
+            }
+            c
+        };
+        let (from, to) = (l.from as u32, l.to as u32);
+        let fwd = b.add_simplex_link(from, to, dir_cfg(true));
+        let rev = l
+            .duplex
+            .then(|| b.add_simplex_link(to, from, dir_cfg(false)));
+        link_ids.push((fwd, rev));
+    }
+    b.protection_cost(s.protection.seal, s.protection.open);
+    b.ttl_notices(s.ttl_notices);
+    let classify = crate::variant_metrics::classifies(s);
+    for (i, f) in s.flows.iter().enumerate() {
+        let (tx, rx) = agents(f, classify)?;
+        let stop = (f.stop < s.duration).then(|| time(f.stop));
+        let id = b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
+        if s.protection.flows.contains(&i) {
+            b.protect_flow(id, true);
+        }
+        if classify && matches!(f.kind, FlowKind::Tfrc { .. }) {
+            b.record_drop_causes(id, true);
+        }
+    }
+    for e in &s.events {
+        let (fwd, rev) = link_ids[e.link];
+        for id in std::iter::once(fwd).chain(rev) {
+            match e.action {
+                scenario::LinkAction::Down => b.link_down_at(time(e.at), id),
+                scenario::LinkAction::Up => b.link_up_at(time(e.at), id),
+            }
+        }
+    }
+    b.stats(stats_config(s, opts.record_delays));
+    if let Some((path, format)) = &opts.trace {
+        let f = File::create(path).map_err(|e| RunError::Trace(path.clone(), e))?;
+        b.trace(Box::new(BufWriter::new(f)), *format);
+    }
+    let sim = b.build().map_err(|e| RunError::Build(e.to_string()))?;
+    Ok((sim, link_ids))
+}
+
+/// Build and run `s` for its duration.
+pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> {
+    let (mut sim, link_ids) = build(s, opts)?;
+    let paths = s
+        .flows
+        .iter()
+        .map(|f| sim.path(f.from as u32, f.to as u32))
+        .collect();
+    let t0 = Instant::now();
+    let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
+    // Flow ids are the scenario's flow indices (added in order).
+    let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
+    let internals = crate::variant_metrics::collect(&sim, &ids, results.links.len());
+    Ok(RunOutput {
+        seed: opts.seed.unwrap_or(s.seed),
+        results,
+        wall: t0.elapsed(),
+        link_ids,
+        paths,
+        internals,
+    })
+}

@@ -1,0 +1,526 @@
+//! Scenario files: one TOML file describes an experiment (topology, flows, events, tolerances).
+//!
+//! [`Scenario::load`] reads and validates a file; every problem is reported with file, line and
+//! column, what is wrong and what is expected (see [`ScenarioError`]). The validated model uses
+//! node and link indices and SI units (bit/s, integer-nanosecond durations), ready to be built
+//! into a simulation. `docs/scenario.md` documents every key.
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod overrides;
+mod parse;
+mod raw;
+pub mod units;
+
+use std::path::Path;
+use std::time::Duration;
+
+pub use error::{Problem, ScenarioError};
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// The file it came from, as named by the user.
+    pub file: String,
+    /// The file's text (after `--set` overrides), for reports.
+    pub source: String,
+    /// `duration`: simulated time.
+    pub duration: Duration,
+    /// `seed`: the run's random seed.
+    pub seed: u64,
+    /// `warmup`: time left out of the metrics.
+    pub warmup: Duration,
+    /// `sample_interval`: time-series bin width.
+    pub sample_interval: Duration,
+    /// Nodes, implied by link endpoints, in order of first appearance.
+    pub nodes: Vec<Node>,
+    /// Links, from `[topology]` first, then `[[links]]`.
+    pub links: Vec<Link>,
+    /// Flows, in file order.
+    pub flows: Vec<Flow>,
+    /// Scheduled events, sorted by time (stable).
+    pub events: Vec<Event>,
+    /// Tolerances for `tfrclab validate`.
+    pub tolerances: Tolerances,
+    /// `[protection]` (seed 000 E6).
+    pub protection: Protection,
+    /// `ttl_notices`: a router that drops a packet for TTL returns a time-exceeded notice to
+    /// its source (seed 000 E5). Default: on when a TFRC flow uses `adaptive-ttl`.
+    pub ttl_notices: bool,
+}
+
+/// `[protection]`: what protecting a packet costs, and which flows protect every packet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protection {
+    /// `seal` (default 2.15 µs): time to seal a protected packet at its source.
+    pub seal: Duration,
+    /// `open` (default 2.15 µs): time to open it at its destination.
+    pub open: Duration,
+    /// `flows`: indices into [`Scenario::flows`] whose every packet (both directions) is
+    /// protected, whatever their agents decide.
+    pub flows: Vec<usize>,
+}
+
+impl Default for Protection {
+    /// About 4.3 µs per 1000-byte packet, split evenly: ChaCha20-Poly1305 as measured in
+    /// `docs/protection.md`. The same value as the simulator's own default
+    /// (`netsim::sim::ProtectionCost`), which a `lab` test checks.
+    fn default() -> Self {
+        Protection {
+            seal: Duration::from_nanos(2150),
+            open: Duration::from_nanos(2150),
+            flows: Vec::new(),
+        }
+    }
+}
+
+/// A node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Its name.
+    pub name: String,
+    /// Marked untrusted (`[[nodes]] untrusted = true`): unprotected packets crossing it are
+    /// counted (seed 000, E6).
+    pub untrusted: bool,
+}
+
+/// A link between two nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// `name`, default `"{from}-{to}"`.
+    pub name: String,
+    /// Index into [`Scenario::nodes`].
+    pub from: usize,
+    /// Index into [`Scenario::nodes`].
+    pub to: usize,
+    /// `bandwidth`, bit/s.
+    pub bandwidth_bps: f64,
+    /// `delay`: propagation delay.
+    pub delay: Duration,
+    /// `duplex` (default true): a link in each direction with the same parameters.
+    pub duplex: bool,
+    /// `queue`, `queue_limit` and its options: the queue at the sending end of each direction.
+    pub queue: Queue,
+    /// `[links.loss]`.
+    pub loss: Option<Loss>,
+    /// `[links.wireless]`.
+    pub wireless: Option<Wireless>,
+}
+
+/// The queue discipline at a link's sending end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Queue {
+    /// `queue = "droptail"`.
+    DropTail {
+        /// `queue_limit`, NS-2's `limit_` (packets; includes the one in transmission).
+        limit: u32,
+        /// `[links.droptail] queue_in_bytes`: the limit counts `limit × mean_pktsize` bytes.
+        in_bytes: bool,
+        /// `[links.droptail] mean_pktsize` (NS-2 default 500).
+        mean_pktsize: u32,
+        /// `[links.droptail] drop_front`.
+        drop_front: bool,
+    },
+    /// `queue = "red"`, or its presets `"ared"` (Adaptive RED) and `"ered"` (seed 001's
+    /// enhanced RED), which only change [`RedParams`]' defaults.
+    Red {
+        /// `queue_limit`.
+        limit: u32,
+        /// `[links.red]`.
+        params: RedParams,
+    },
+}
+
+/// NS-2 Queue/RED parameters (`spec/tfrc-reference.md` B8) and the variant policies
+/// (`docs/variants.md`). `None` thresholds and weight mean NS-2's automatic configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedParams {
+    /// `thresh` (min threshold), in packets of `mean_pktsize` when in byte mode; None: auto.
+    pub thresh: Option<f64>,
+    /// `maxthresh`; None: auto (3 × thresh).
+    pub maxthresh: Option<f64>,
+    /// `q_weight`; None: auto (NS-2's −1); `Some(0.0)`: NS-2's `q_weight_ 0`,
+    /// 1 − exp(−1/C) (Floyd et al. 2001, the `"ared"` preset).
+    pub q_weight: Option<f64>,
+    /// `linterm`: max_p = 1/linterm (default 10).
+    pub linterm: f64,
+    /// `mean_pktsize` (default 500 bytes).
+    pub mean_pktsize: u32,
+    /// `idle_pktsize` (default 100 bytes).
+    pub idle_pktsize: u32,
+    /// `bytes` (default true): drop probability scaled by packet size.
+    pub bytes: bool,
+    /// `queue_in_bytes` (default true): thresholds and limit count bytes in `mean_pktsize` units.
+    pub queue_in_bytes: bool,
+    /// `gentle` (default true).
+    pub gentle: bool,
+    /// `wait` (default true).
+    pub wait: bool,
+    /// `setbit` (default false): mark ECN instead of dropping.
+    pub setbit: bool,
+    /// `targetdelay` (default 5 ms), used by the automatic thresholds.
+    pub targetdelay: Duration,
+    /// `average` (default `"ewma"`).
+    pub average: RedAverage,
+    /// `thresholds` (default `"fixed"`) and `alpha_th`.
+    pub thresholds: RedThresholds,
+    /// `max_p` (default `"fixed"`) and `alpha`, `beta`, `interval`, `top`, `bottom`.
+    pub max_p: RedMaxP,
+}
+
+/// `[links.red] average`: how RED averages the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedAverage {
+    /// `"ewma"`: NS-2's EWMA.
+    Ewma,
+    /// `"shewhart-ewma"`: seed 001 Q1 (eq. 4), the EWMA plus the trend `q_i − q_{i−1}`.
+    ShewhartEwma,
+}
+
+/// `[links.red] thresholds`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedThresholds {
+    /// `"fixed"`: as configured or automatic.
+    Fixed,
+    /// `"auto-tuned"`: seed 001 Q2 (eq. 5).
+    AutoTuned {
+        /// `alpha_th`, packets (default 1).
+        alpha_th: f64,
+    },
+}
+
+/// `[links.red] max_p`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RedMaxP {
+    /// `"fixed"`: 1 / `linterm`.
+    Fixed,
+    /// `"adaptive-q3"`: seed 001 Q3 (Fig. 1), evaluated every `interval`, bounds as printed.
+    AdaptiveQ3(MaxPAimd),
+    /// `"adaptive-red"`: Adaptive RED (Floyd, Gummadi & Shenker 2001) as NS-2.35's
+    /// `adaptive_ 1`; `bottom` 0 means NS-2's automatic min(0.01, 80000/bandwidth).
+    AdaptiveRed(MaxPAimd),
+}
+
+/// The AIMD parameters of both adaptive max_p rules.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaxPAimd {
+    /// `alpha` (0.01): the additive step's cap, min(alpha, max_p/4).
+    pub alpha: f64,
+    /// `beta` (0.9): the multiplicative decrease.
+    pub beta: f64,
+    /// `interval` (0.5 s).
+    pub interval: Duration,
+    /// `top` (0.5): the increase bound.
+    pub top: f64,
+    /// `bottom` (Q3 0.01; Adaptive RED 0 = automatic): the decrease bound.
+    pub bottom: f64,
+}
+
+impl MaxPAimd {
+    /// The defaults of `"adaptive-q3"` (`bottom` 0.01) or `"adaptive-red"` (`bottom` 0, auto).
+    pub fn defaults(adaptive_red: bool) -> Self {
+        MaxPAimd {
+            alpha: 0.01,
+            beta: 0.9,
+            interval: Duration::from_millis(500),
+            top: 0.5,
+            bottom: if adaptive_red { 0.0 } else { 0.01 },
+        }
+    }
+}
+
+impl Default for RedParams {
+    fn default() -> Self {
+        RedParams {
+            thresh: None,
+            maxthresh: None,
+            q_weight: None,
+            linterm: 10.0,
+            mean_pktsize: 500,
+            idle_pktsize: 100,
+            bytes: true,
+            queue_in_bytes: true,
+            gentle: true,
+            wait: true,
+            setbit: false,
+            targetdelay: Duration::from_millis(5),
+            average: RedAverage::Ewma,
+            thresholds: RedThresholds::Fixed,
+            max_p: RedMaxP::Fixed,
+        }
+    }
+}
+
+/// Which direction(s) of a link a loss model or wireless hop applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkDirection {
+    /// `from` → `to`.
+    Forward,
+    /// `to` → `from` (duplex links only).
+    Reverse,
+    /// Both.
+    Both,
+}
+
+/// `[links.loss]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loss {
+    /// The model.
+    pub model: LossModel,
+    /// `direction` (default forward).
+    pub direction: LinkDirection,
+}
+
+/// A loss model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LossModel {
+    /// `model = "bernoulli"`, `rate`.
+    Bernoulli {
+        /// Per-packet loss probability.
+        rate: f64,
+    },
+    /// `model = "gilbert-elliott"`.
+    GilbertElliott {
+        /// P(good → bad) per packet.
+        p_good_bad: f64,
+        /// P(bad → good) per packet.
+        p_bad_good: f64,
+        /// Loss probability in the good state (default 0).
+        loss_good: f64,
+        /// Loss probability in the bad state (default 1).
+        loss_bad: f64,
+    },
+    /// `model = "list"`, `packets`: drop these packets (0-based, in crossing order).
+    List {
+        /// Sorted, unique indices.
+        packets: Vec<u64>,
+    },
+}
+
+/// `[links.wireless]`: 802.11-style ARQ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Wireless {
+    /// Per-attempt frame loss probability.
+    pub frame_loss: f64,
+    /// Retransmissions before the frame is dropped (default 7).
+    pub retry_limit: u32,
+    /// Backoff slot time (default 20 µs).
+    pub slot: Duration,
+    /// Initial contention window in slots (default 31).
+    pub cw_min: u32,
+    /// Maximum contention window (default 1023).
+    pub cw_max: u32,
+    /// `direction` (default forward).
+    pub direction: LinkDirection,
+}
+
+/// A flow between two nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// `name`, unique.
+    pub name: String,
+    /// Index of the source node.
+    pub from: usize,
+    /// Index of the destination node.
+    pub to: usize,
+    /// `start` (default 0).
+    pub start: Duration,
+    /// `stop` (default: the end of the run).
+    pub stop: Duration,
+    /// `packet_size`: payload bytes (tcp and tfrc default 1000, udp 210).
+    pub packet_size: u32,
+    /// Kind and kind-specific settings.
+    pub kind: FlowKind,
+}
+
+/// What a flow runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowKind {
+    /// `kind = "tcp"`: an FTP source over NS-2's one-way TCP.
+    Tcp {
+        /// `variant` (default newreno).
+        variant: TcpVariant,
+        /// `window`: NS-2's `window_`, the receiver window cap (default 20).
+        window: u32,
+        /// `window_init`: NS-2's `windowInit_` (default 2).
+        window_init: u32,
+        /// `delayed_ack`: TCPSink/DelAck (default false).
+        delayed_ack: bool,
+    },
+    /// `kind = "udp"`: a CBR source over UDP.
+    Udp {
+        /// `rate`, bit/s (default NS-2's 448 kb/s).
+        rate_bps: f64,
+        /// `random`: NS-2's `random_` jitter on the interval.
+        random: bool,
+        /// `max_packets`: stop after this many.
+        max_packets: Option<u64>,
+    },
+    /// `kind = "tfrc"`.
+    Tfrc {
+        /// `profile` (default rfc5348).
+        profile: TfrcProfile,
+        /// `app_rate`: a CBR application feeding the sender, bit/s; None: always has data.
+        app_rate_bps: Option<f64>,
+        /// `variants`: seed-paper variants applied to the profile (validated against the
+        /// catalogue `tfrc::variants`, in file order; empty: the plain profile).
+        variants: Vec<tfrc::variants::VariantChoice>,
+    },
+}
+
+/// TCP variant (loss-recovery policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TcpVariant {
+    /// NS-2's default `Agent/TCP`.
+    Tahoe,
+    /// `Agent/TCP/Reno`.
+    Reno,
+    /// `Agent/TCP/Newreno`.
+    NewReno,
+}
+
+/// TFRC profile name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TfrcProfile {
+    /// RFC 5348 as specified.
+    Rfc5348,
+    /// NS-2.35's Agent/TFRC.
+    Ns2,
+}
+
+/// A scheduled event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// `at`.
+    pub at: Duration,
+    /// `action`.
+    pub action: LinkAction,
+    /// Index into [`Scenario::links`].
+    pub link: usize,
+}
+
+/// What happens to a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkAction {
+    /// `action = "down"`: both directions fail; routes are recomputed.
+    Down,
+    /// `action = "up"`.
+    Up,
+}
+
+/// `[validate]` tolerances (relative unless named `_abs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tolerances {
+    /// Per-flow throughput (default 0.15).
+    pub throughput: f64,
+    /// Summed throughput (default 0.03).
+    pub total_throughput: f64,
+    /// Mean delay (default 0.10).
+    pub delay: f64,
+    /// Loss rate, relative (default 0.25)…
+    pub loss: f64,
+    /// …or absolute (default 0.005), whichever is larger.
+    pub loss_abs: f64,
+    /// `seeds`: run both simulators with each of these seeds and compare the means (for
+    /// random scenarios whose single runs are too noisy for the tolerances); empty (the
+    /// default) means the scenario's own seed.
+    pub seeds: Vec<u64>,
+    /// `start_jitter`: with each seed, every flow starts up to this much later (the same
+    /// offsets in both simulators, drawn from the seed), so that the means over the seeds
+    /// average out the start phase, which decides how deterministic flows share a DropTail
+    /// queue. Zero (the default): the file's start times.
+    pub start_jitter: Duration,
+    /// Why these tolerances.
+    pub why: Option<String>,
+}
+
+impl Default for Tolerances {
+    fn default() -> Self {
+        Tolerances {
+            throughput: 0.15,
+            total_throughput: 0.03,
+            delay: 0.10,
+            loss: 0.25,
+            loss_abs: 0.005,
+            seeds: Vec::new(),
+            start_jitter: Duration::ZERO,
+            why: None,
+        }
+    }
+}
+
+impl Scenario {
+    /// Read and validate a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        Self::load_with(path, &[])
+    }
+
+    /// Read a scenario file, apply `--set KEY=VALUE` overrides, and validate.
+    pub fn load_with(path: &Path, sets: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            problems: vec![Problem::at(
+                "",
+                None,
+                format!("cannot read the file: {e}"),
+                None,
+            )],
+        })?;
+        let text = overrides::apply(&file, &text, sets)?;
+        Self::parse(&file, &text)
+    }
+
+    /// Validate scenario text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+        parse::parse(file, text)
+    }
+
+    /// Index of the node called `name`.
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    /// The flow called `name`.
+    pub fn flow(&self, name: &str) -> Option<&Flow> {
+        self.flows.iter().find(|f| f.name == name)
+    }
+}
+
+impl Flow {
+    /// The TFRC variants the flow runs (empty for other kinds).
+    pub fn variants(&self) -> &[tfrc::variants::VariantChoice] {
+        match &self.kind {
+            FlowKind::Tfrc { variants, .. } => variants,
+            _ => &[],
+        }
+    }
+
+    /// Whether the flow runs variant `v`.
+    pub fn uses(&self, v: tfrc::variants::Variant) -> bool {
+        self.variants()
+            .iter()
+            .any(|c| c.name.parse::<tfrc::variants::Variant>() == Ok(v))
+    }
+}
+
+impl FlowKind {
+    /// The `kind` key's value.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlowKind::Tcp { .. } => "tcp",
+            FlowKind::Udp { .. } => "udp",
+            FlowKind::Tfrc { .. } => "tfrc",
+        }
+    }
+}
+
+#[doc(hidden)]
+pub mod testing;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,546 @@
+//! Scenario validation tests: every kind of bad input issue 4 lists is reported with its line
+//! and column, what is wrong and what is expected.
+
+use super::*;
+
+use crate::testing::{red_params, with_red, with_tfrc_line, GOOD};
+
+fn problems(text: &str) -> Vec<Problem> {
+    Scenario::parse("bad.toml", text)
+        .expect_err("should be rejected")
+        .problems
+}
+
+/// The single problem, asserting its line and that message/expected mention the needles.
+fn one(text: &str, line: usize, in_message: &str, in_expected: &str) -> Problem {
+    let ps = problems(text);
+    assert_eq!(ps.len(), 1, "{ps:#?}");
+    let p = ps.into_iter().next().unwrap();
+    assert_eq!(p.line, line, "{p:#?}");
+    assert!(p.column >= 1, "{p:#?}");
+    assert!(
+        p.message.contains(in_message),
+        "message {:?} lacks {in_message:?}",
+        p.message
+    );
+    let exp = p.expected.clone().unwrap_or_default();
+    assert!(
+        exp.contains(in_expected),
+        "expected {exp:?} lacks {in_expected:?}"
+    );
+    p
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).expect(needle) + 1
+}
+
+#[test]
+fn good_scenario_parses_with_units() {
+    let s = Scenario::parse("good.toml", GOOD).unwrap();
+    assert_eq!(s.name, "tfrc-vs-tcp");
+    assert_eq!(s.duration, Duration::from_secs(100));
+    assert_eq!(s.seed, 7);
+    assert_eq!(s.warmup, Duration::from_secs(5));
+    assert_eq!(s.sample_interval, Duration::from_millis(500));
+    assert_eq!(
+        s.nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(),
+        ["n0", "r0", "r1", "n2"]
+    );
+    assert_eq!(s.links[1].bandwidth_bps, 1.5e6);
+    assert_eq!(s.links[2].bandwidth_bps, 10e6);
+    assert_eq!(s.links[2].delay, Duration::from_millis(2));
+    assert!(
+        matches!(s.links[1].queue, Queue::Red { limit: 50, ref params } if params.thresh == Some(5.0))
+    );
+    assert_eq!(
+        s.links[2].loss.as_ref().unwrap().direction,
+        LinkDirection::Both
+    );
+    assert_eq!(s.flows[0].start, Duration::from_millis(100));
+    assert_eq!(s.flows[0].stop, Duration::from_secs(100));
+    assert!(matches!(
+        s.flows[0].kind,
+        FlowKind::Tfrc {
+            profile: TfrcProfile::Ns2,
+            app_rate_bps: None,
+            ref variants,
+        } if variants.is_empty()
+    ));
+    assert!(matches!(
+        s.flows[1].kind,
+        FlowKind::Tcp {
+            variant: TcpVariant::Tahoe,
+            window: 100,
+            ..
+        }
+    ));
+    assert_eq!(s.flows[1].packet_size, 1000);
+    assert_eq!(s.events[0].link, 1);
+}
+
+#[test]
+fn unknown_key_names_the_valid_ones() {
+    let text = GOOD.replace("window = 100", "windw = 100");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].line, line_of(&text, "windw"));
+    assert!(
+        ps[0].message.contains("unknown field `windw`"),
+        "{}",
+        ps[0].message
+    );
+    assert!(ps[0].message.contains("`window`"), "{}", ps[0].message);
+}
+
+#[test]
+fn unknown_node() {
+    let text = GOOD.replace("to = \"n2\"\nstart", "to = \"n9\"\nstart");
+    one(
+        &text,
+        line_of(&text, "\"n9\""),
+        "unknown node \"n9\"",
+        "n0, r0, r1, n2",
+    );
+}
+
+#[test]
+fn unreachable_node() {
+    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = 1e6\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("to = \"y\""))
+        .last()
+        .unwrap()
+        .0
+        + 1;
+    one(&text, line, "unreachable", "links that connect");
+}
+
+#[test]
+fn simplex_without_return_path() {
+    let text = "name = \"s\"\nduration = 1\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = 1e6\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    one(text, 12, "no return path from \"b\" to \"a\"", "duplex");
+}
+
+#[test]
+fn non_positive_bandwidth() {
+    let text = GOOD.replace("bandwidth = \"10Mbps\"", "bandwidth = 0");
+    one(
+        &text,
+        line_of(&text, "bandwidth = 0"),
+        "must be positive",
+        "bandwidth",
+    );
+    let text = GOOD.replace("bandwidth = \"10Mbps\"", "bandwidth = \"-5Mbps\"");
+    one(
+        &text,
+        line_of(&text, "-5Mbps"),
+        "must be positive",
+        "10Mbps",
+    );
+}
+
+#[test]
+fn negative_delay() {
+    let text = GOOD.replace("delay = \"2ms\"", "delay = \"-2ms\"");
+    one(&text, line_of(&text, "-2ms"), "negative", "zero or more");
+}
+
+#[test]
+fn start_after_stop() {
+    let text = GOOD.replace("start = 0.1", "start = 30\nstop = 20");
+    one(&text, line_of(&text, "stop = 20"), "stops", "start < stop");
+}
+
+#[test]
+fn unparsable_units() {
+    let text = GOOD.replace("\"10Mbps\"", "\"10 Mfurlongs\"");
+    one(
+        &text,
+        line_of(&text, "Mfurlongs"),
+        "unknown bandwidth unit",
+        "10Mbps",
+    );
+    let text = GOOD.replace("\"500ms\"", "\"500 fortnights\"");
+    one(
+        &text,
+        line_of(&text, "fortnights"),
+        "unknown time unit",
+        "150ms",
+    );
+}
+
+#[test]
+fn duplicate_names() {
+    let text = GOOD.replace("name = \"tcp1\"", "name = \"tfrc1\"");
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("name = \"tfrc1\""))
+        .last()
+        .unwrap()
+        .0
+        + 1;
+    one(&text, line, "duplicate flow name", "unique");
+}
+
+#[test]
+fn key_of_another_kind() {
+    let text = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\nwindow = 5");
+    one(
+        &text,
+        line_of(&text, "window = 5"),
+        "`window` is a tcp key",
+        "tfrc",
+    );
+}
+
+#[test]
+fn toml_syntax_error_is_located() {
+    let text = GOOD.replace("seed = 7", "seed = = 7");
+    let ps = problems(&text);
+    assert_eq!(ps[0].line, line_of(&text, "seed = = 7"));
+}
+
+#[test]
+fn wrong_type_is_located() {
+    let text = GOOD.replace("queue_limit = 50", "queue_limit = \"fifty\"");
+    let ps = problems(&text);
+    assert_eq!(ps[0].line, line_of(&text, "fifty"));
+    assert!(ps[0].message.contains("invalid type"), "{}", ps[0].message);
+}
+
+#[test]
+fn several_problems_are_all_reported_in_order() {
+    let text = GOOD
+        .replace("delay = \"2ms\"", "delay = \"-2ms\"")
+        .replace("variant = \"tahoe\"", "variant = \"vegas\"");
+    let ps = problems(&text);
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+    assert!(ps[0].line < ps[1].line);
+    assert!(ps[1].message.contains("vegas"));
+}
+
+#[test]
+fn error_display_names_file_line_column() {
+    let text = GOOD.replace("variant = \"tahoe\"", "variant = \"vegas\"");
+    let e = Scenario::parse("x/bad.toml", &text)
+        .unwrap_err()
+        .to_string();
+    let line = line_of(&text, "vegas");
+    assert!(
+        e.starts_with(&format!(
+            "x/bad.toml:{line}:11: unknown TCP variant \"vegas\""
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains("expected: \"newreno\", \"reno\" or \"tahoe\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn dumbbell_expands() {
+    let text = r#"
+name = "db"
+duration = 10
+[topology]
+kind = "dumbbell"
+senders = 2
+access_bandwidth = "10Mbps"
+access_delay = ["1ms", "30ms"]
+bottleneck_bandwidth = "1.5Mbps"
+bottleneck_delay = "20ms"
+queue = "droptail"
+queue_limit = 30
+[[flows]]
+name = "a"
+kind = "tcp"
+from = "s0"
+to = "d0"
+[[flows]]
+name = "b"
+kind = "tcp"
+from = "s1"
+to = "d1"
+"#;
+    let s = Scenario::parse("db.toml", text).unwrap();
+    let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["s0-r0", "s1-r0", "r0-r1", "r1-d0", "r1-d1"]);
+    assert_eq!(s.links[1].delay, Duration::from_millis(30));
+    assert_eq!(s.links[4].delay, Duration::from_millis(30));
+    assert!(matches!(
+        s.links[2].queue,
+        Queue::DropTail { limit: 30, .. }
+    ));
+    let bad = text.replace(
+        "access_delay = [\"1ms\", \"30ms\"]",
+        "access_delay = [\"1ms\"]",
+    );
+    one(
+        &bad,
+        line_of(&bad, "access_delay"),
+        "has 1 entries for 2 nodes",
+        "a list of 2",
+    );
+}
+
+#[test]
+fn set_overrides_then_validates() {
+    let dir = std::env::temp_dir().join(format!("tfrclab-scn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("s.toml");
+    std::fs::write(&path, GOOD).unwrap();
+    let s = Scenario::load_with(
+        &path,
+        &[
+            ("flows.tcp1.window".into(), "7".into()),
+            ("links.r0-r1.bandwidth".into(), "3Mbps".into()),
+        ],
+    )
+    .unwrap();
+    assert!(matches!(s.flows[1].kind, FlowKind::Tcp { window: 7, .. }));
+    assert_eq!(s.links[1].bandwidth_bps, 3e6);
+    let e =
+        Scenario::load_with(&path, &[("links.r0-r1.bandwidth".into(), "0".into())]).unwrap_err();
+    assert_eq!(e.problems[0].line, line_of(GOOD, "bandwidth = \"1.5Mb\""));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let e = Scenario::load(std::path::Path::new("/nonexistent/x.toml")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read the file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn red_presets_select_adaptive_red_and_seed_001() {
+    let p = red_params(&with_red("red", ""));
+    assert_eq!(
+        (p.average, p.thresholds, p.max_p, p.q_weight),
+        (RedAverage::Ewma, RedThresholds::Fixed, RedMaxP::Fixed, None)
+    );
+    // Adaptive RED with Floyd et al.'s automatic weight (NS-2 q_weight_ 0) and NS-2's
+    // automatic bottom (0).
+    let p = red_params(&with_red("ared", ""));
+    assert_eq!(p.max_p, RedMaxP::AdaptiveRed(MaxPAimd::defaults(true)));
+    assert_eq!(MaxPAimd::defaults(true).bottom, 0.0);
+    assert_eq!((p.average, p.q_weight), (RedAverage::Ewma, Some(0.0)));
+    // An explicit weight wins over the preset's (−1 is NS-2's automatic choice).
+    let p = red_params(&with_red("ared", "q_weight = -1\n"));
+    assert_eq!(p.q_weight, None);
+    let p = red_params(&with_red("ered", ""));
+    assert_eq!(p.average, RedAverage::ShewhartEwma);
+    assert_eq!(p.thresholds, RedThresholds::AutoTuned { alpha_th: 1.0 });
+    assert_eq!(p.max_p, RedMaxP::AdaptiveQ3(MaxPAimd::defaults(false)));
+    assert_eq!(MaxPAimd::defaults(false).bottom, 0.01);
+    assert_eq!(p.q_weight, None);
+}
+
+#[test]
+fn red_variant_errors_are_located() {
+    let t = with_red("red", "average = \"holt-winters\"\n");
+    one(
+        &t,
+        line_of(&t, "holt-winters"),
+        "unknown average \"holt-winters\"",
+        "\"ewma\" or \"shewhart-ewma\"",
+    );
+    let t = with_red("ered", "max_p = \"fixed\"\n");
+    one(
+        &t,
+        line_of(&t, "max_p = \"fixed\""),
+        "queue = \"ered\" has max_p = \"adaptive-q3\"",
+        "queue = \"red\" with max_p = \"fixed\"",
+    );
+    let t = with_red("ared", "thresholds = \"auto-tuned\"\n");
+    one(
+        &t,
+        line_of(&t, "auto-tuned"),
+        "queue = \"ared\" has thresholds = \"fixed\"",
+        "queue = \"red\"",
+    );
+    let t = with_red("red", "alpha_th = 2\n");
+    one(
+        &t,
+        line_of(&t, "alpha_th"),
+        "`alpha_th` applies to thresholds = \"auto-tuned\" only",
+        "remove `alpha_th`",
+    );
+    let t = with_red("red", "interval = \"1s\"\n");
+    one(
+        &t,
+        line_of(&t, "interval = \"1s\""),
+        "`interval` applies to max_p",
+        "\"adaptive-q3\" or \"adaptive-red\"",
+    );
+    let t = with_red("ered", "beta = 1.5\n");
+    one(&t, line_of(&t, "beta"), "`beta` = 1.5", "(0, 1)");
+    let t = with_red("ered", "interval = 0\n");
+    one(
+        &t,
+        line_of(&t, "interval = 0"),
+        "`interval` is zero",
+        "positive",
+    );
+    let t = with_red("ered", "alpha_th = -1\n");
+    one(&t, line_of(&t, "alpha_th"), "`alpha_th` = -1", "packets");
+    let t = with_red("ared", "top = 0.2\nbottom = 0.3\n");
+    one(
+        &t,
+        line_of(&t, "bottom"),
+        "bottom 0.3 is above top 0.2",
+        "bottom ≤ top",
+    );
+    let t = with_red("red", "q_weight = -3\n");
+    one(
+        &t,
+        line_of(&t, "q_weight"),
+        "`q_weight` = -3",
+        "0 for 1 − exp(−1/C)",
+    );
+    let t = GOOD.replace("queue = \"red\"", "queue = \"blue\"");
+    one(
+        &t,
+        line_of(&t, "blue"),
+        "unknown queue \"blue\"",
+        "\"ered\" (seed 001)",
+    );
+}
+
+#[test]
+fn protection_errors_are_located() {
+    let t = format!("{GOOD}\n[protection]\nseal = \"-1us\"\n");
+    one(
+        &t,
+        line_of(&t, "seal"),
+        "`seal` is negative",
+        "zero or more",
+    );
+    let t = format!("{GOOD}\n[protection]\nflows = [\"tfrc1\", \"tfrc9\"]\n");
+    one(
+        &t,
+        line_of(&t, "tfrc9"),
+        "unknown flow \"tfrc9\"",
+        "tfrc1, tcp1",
+    );
+    let t = format!("{GOOD}\n[protection]\nflows = [\"tcp1\", \"tcp1\"]\n");
+    one(
+        &t,
+        line_of(&t, "flows = ["),
+        "listed twice",
+        "each flow once",
+    );
+    let t = format!("{GOOD}\n[protection]\ncost = 1\n");
+    let ps = problems(&t);
+    assert_eq!(ps[0].line, line_of(&t, "cost"));
+    assert!(ps[0].message.contains("`seal`"), "{}", ps[0].message);
+}
+
+/// The single problem, asserting its line and that it starts at `needle` on that line.
+fn one_at(text: &str, needle: &str, in_message: &str, in_expected: &str) -> Problem {
+    let line = line_of(text, needle);
+    let p = one(text, line, in_message, in_expected);
+    let src = text.lines().nth(line - 1).unwrap();
+    let col = src[..src.find(needle).unwrap()].chars().count() + 1;
+    assert_eq!(p.column, col, "{p:#?}");
+    p
+}
+
+#[test]
+fn tfrc_variant_errors_point_at_the_element() {
+    // Unknown name: the list of valid names.
+    let t = with_tfrc_line("variants = [\"adaptive-rtt\", \"vegas\"]");
+    one_at(
+        &t,
+        "\"vegas\"",
+        "unknown variant 'vegas'",
+        "adaptive-rtt, rto-link-error, ali-ci-replace",
+    );
+    // Unknown parameter: the variant's parameters with defaults and ranges.
+    let t = with_tfrc_line("variants = [\"veno:gama=0.8\"]");
+    one_at(
+        &t,
+        "\"veno:",
+        "variant veno has no parameter 'gama'",
+        "gamma_random (default 0.8, [0, 1))",
+    );
+    let t = with_tfrc_line("variants = [\"ali-mean-include:t=2\"]");
+    one_at(&t, "\"ali", "has no parameter 't'", "has no parameters");
+    // Out of range.
+    let t = with_tfrc_line("variants = [\"adaptive-rtt\", \"adaptive-ttl:a=1.5\"]");
+    one_at(
+        &t,
+        "\"adaptive-ttl",
+        "a = 1.5 is outside [0.5, 1)",
+        "`a` in [0.5, 1)",
+    );
+    let t = with_tfrc_line("variants = [\"veno:threshold=2,threshold=3\"]");
+    one_at(&t, "\"veno", "given twice", "threshold (default 3");
+    // Syntax.
+    let t = with_tfrc_line("variants = [\"veno:threshold\"]");
+    one_at(
+        &t,
+        "\"veno",
+        "not of the form name[:param=value,...]",
+        "ali-ci-replace:t=2.58",
+    );
+    // Two variants of one policy: at the second.
+    let t = with_tfrc_line("variants = [\"veno\", \"adaptive-rtt\", \"simd\"]");
+    one_at(
+        &t,
+        "\"simd\"",
+        "variants veno and simd both set the throughput equation",
+        "keep veno or simd",
+    );
+    let t = with_tfrc_line("variants = [\"ali-ci-include\", \"ali-mean-replace\"]");
+    one_at(
+        &t,
+        "\"ali-mean",
+        "average-loss-interval",
+        "keep ali-ci-include",
+    );
+    // The same variant twice: at the second.
+    let t = with_tfrc_line("variants = [\"protect-all\", \"Protect-All\"]");
+    one_at(&t, "\"Protect", "chosen twice", "each variant once");
+    // A missing prerequisite is judged with the whole list.
+    let t = with_tfrc_line("variants = [\"rto-link-error\"]");
+    one_at(
+        &t,
+        "\"rto",
+        "rto-link-error needs a loss classifier",
+        "also list a loss classifier: owd-classifier, veno",
+    );
+    let t = with_tfrc_line("variants = [\"rto-link-error\", \"owd-classifier\"]");
+    assert!(Scenario::parse("v.toml", &t).is_ok());
+    // An invalid resulting profile.
+    let t = with_tfrc_line("variants = [\"adaptive-ttl:ttl_min=64,ttl_max=40\"]");
+    one_at(&t, "\"adaptive", "ttl", "valid profile");
+    // A TFRC key on a TCP flow.
+    let t = GOOD.replace("window = 100", "window = 100\nvariants = [\"veno\"]");
+    one(
+        &t,
+        line_of(&t, "variants"),
+        "`variants` is a tfrc key, but flow \"tcp1\" has kind = \"tcp\"",
+        "tcp flows",
+    );
+    // Several bad elements: each reported.
+    let t = with_tfrc_line("variants = [\"vegas\", \"veno:x=1\", \"simd:beta=2\"]");
+    assert_eq!(problems(&t).len(), 3);
+    // ... and a clash among the valid ones as well.
+    let t = with_tfrc_line("variants = [\"veno\", \"vegas\", \"simd\"]");
+    let ps = problems(&t);
+    assert_eq!(ps.len(), 2, "{ps:#?}");
+    assert!(ps[1].message.contains("both set"), "{ps:#?}");
+    // Not a list of strings.
+    let t = with_tfrc_line("variants = \"veno\"");
+    let ps = problems(&t);
+    assert_eq!(ps[0].line, line_of(&t, "variants"), "{ps:#?}");
+}
