@@ -1,4 +1,4 @@
-//! The seed papers' metrics (`spec/variants.md`, "Metrics"), computed by one piece of code from
+//! The seed papers' metrics (`docs/metrics.md`), computed by one piece of code from
 //! a [`netsim::FlowRecorder`], whether the recorder was fed by tfrclab's simulator or by an NS-2
 //! trace. `docs/metrics.md` gives every definition.
 

@@ -51,7 +51,7 @@ pub struct RunOutput {
     /// Each flow's forward path (simplex link ids) when the run started.
     pub paths: Vec<Vec<LinkId>>,
     /// The TFRC agents' and RED queues' final state, for the variant metrics.
-    pub internals: crate::variant_metrics::Internals,
+    pub internals: crate::probes::Internals,
 }
 
 /// Why a run failed.
@@ -316,7 +316,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
     }
     b.protection_cost(s.protection.seal, s.protection.open);
     b.ttl_notices(s.ttl_notices);
-    let classify = crate::variant_metrics::classifies(s);
+    let classify = crate::probes::classifies(s);
     for (i, f) in s.flows.iter().enumerate() {
         let (tx, rx) = agents(f, classify)?;
         let stop = (f.stop < s.duration).then(|| time(f.stop));
@@ -358,7 +358,7 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> 
     let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
     // Flow ids are the scenario's flow indices (added in order).
     let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
-    let internals = crate::variant_metrics::collect(&sim, &ids, results.links.len());
+    let internals = crate::probes::collect(&sim, &ids, results.links.len());
     Ok(RunOutput {
         seed: opts.seed.unwrap_or(s.seed),
         results,

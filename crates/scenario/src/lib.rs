@@ -136,7 +136,7 @@ pub enum Queue {
     },
 }
 
-/// NS-2 Queue/RED parameters (`spec/tfrc-reference.md` B8) and the variant policies
+/// NS-2 Queue/RED parameters (`docs/ns2-reference.md` §3) and the variant policies
 /// (`docs/variants.md`). `None` thresholds and weight mean NS-2's automatic configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedParams {
@@ -472,8 +472,8 @@ impl Scenario {
                 None,
             )],
         })?;
-        let text = overrides::apply(&file, &text, sets)?;
-        Self::parse(&file, &text)
+        let edited = overrides::apply(&file, &text, sets)?;
+        Self::parse(&file, &edited).map_err(|e| overrides::attribute(e, &text, &edited, sets))
     }
 
     /// Validate scenario text; `file` names it in errors.

@@ -18,6 +18,9 @@ const BANDWIDTH_HINT: &str =
 struct Ctx<'a> {
     text: &'a str,
     problems: Vec<Problem>,
+    /// The topology generator failed, so nodes and links it would have made are missing:
+    /// names that refer to them are not reported as unknown (one error, not a cascade).
+    topology_failed: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -182,11 +185,15 @@ impl NodeTable {
 }
 
 pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(text)
-        .map_err(|e| ScenarioError::at(file, text, e.span(), e.message().to_string(), None))?;
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let message = e.message().to_string();
+        let hint = super::error::did_you_mean(&message);
+        ScenarioError::at(file, text, e.span(), message, hint)
+    })?;
     let mut cx = Ctx {
         text,
         problems: Vec::new(),
+        topology_failed: false,
     };
 
     // Top level.
@@ -253,7 +260,9 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let mut links: Vec<Link> = Vec::new();
     let mut link_spans: Vec<Range<usize>> = Vec::new();
     if let Some(topo) = &raw.topology {
+        let before = cx.problems.len();
         expand_topology(&mut cx, topo, &mut nodes, &mut links, &mut link_spans);
+        cx.topology_failed = cx.problems.len() > before;
     }
     for l in &raw.links {
         let span = l.span();
@@ -340,6 +349,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     for n in &raw.nodes {
         match nodes.index.get(n.name.get_ref()) {
             Some(&i) => untrusted[i] = n.untrusted.unwrap_or(false),
+            None if cx.topology_failed => {}
             None => cx.err(
                 n.name.span(),
                 format!("unknown node \"{}\"", n.name.get_ref()),
@@ -438,6 +448,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         };
         let link = match link_index.get(e.link.get_ref()) {
             Some(&i) => Some(i),
+            None if cx.topology_failed => None,
             None => {
                 let mut names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
                 names.truncate(20);
@@ -1331,6 +1342,7 @@ fn flow_spec(
     let mut node = |key: &Spanned<String>| -> Option<usize> {
         match nodes.index.get(key.get_ref()) {
             Some(&i) => Some(i),
+            None if cx.topology_failed => None,
             None => {
                 cx.err(
                     key.span(),

@@ -307,6 +307,22 @@ fn set_overrides_then_validates() {
     let e =
         Scenario::load_with(&path, &[("links.r0-r1.bandwidth".into(), "0".into())]).unwrap_err();
     assert_eq!(e.problems[0].line, line_of(GOOD, "bandwidth = \"1.5Mb\""));
+    assert!(
+        e.problems[0]
+            .message
+            .starts_with("--set links.r0-r1.bandwidth=0: "),
+        "{e}"
+    );
+    // A key the file lacks: the error names the override instead of a line of the file.
+    let e =
+        Scenario::load_with(&path, &[("flows.tcp1.packet_size".into(), "-3".into())]).unwrap_err();
+    assert_eq!(e.problems[0].line, 0, "{e}");
+    assert!(
+        e.problems[0]
+            .message
+            .starts_with("--set flows.tcp1.packet_size=-3: "),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -543,4 +559,22 @@ fn tfrc_variant_errors_point_at_the_element() {
     let t = with_tfrc_line("variants = \"veno\"");
     let ps = problems(&t);
     assert_eq!(ps[0].line, line_of(&t, "variants"), "{ps:#?}");
+}
+
+/// A failed topology generator is one error: flows, node attributes and events that name its
+/// nodes and links are not reported as unknown on top of it.
+#[test]
+fn topology_errors_do_not_cascade() {
+    let text = include_str!("../../../scenarios/examples/dumbbell.toml");
+    for (from, to) in [
+        (
+            "bottleneck_delay = \"20ms\"",
+            "bottleneck_delay = \"-20ms\"",
+        ),
+        ("senders = 2", "senders = 1000000000"),
+    ] {
+        assert!(text.contains(from));
+        let e = Scenario::parse("d.toml", &text.replace(from, to)).unwrap_err();
+        assert_eq!(e.problems.len(), 1, "{e}");
+    }
 }

@@ -1,4 +1,4 @@
-//! Protection of raised-TTL packets: seed 000 §3.3, variant E6 of `shared/spec/variants.md`.
+//! Protection of raised-TTL packets: seed 000 §3.3, variant E6 of `docs/variants.md`.
 //!
 //! The paper protects every packet whose TTL was raised (E5) with "RSA with the Carmichael
 //! function", claiming that `d = e⁻¹ mod λ(n)` gives a smaller private key than

@@ -442,7 +442,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                         format!(
                             "uses TFRC variant \"{}\"; NS-2.35's Agent/TFRC implements none \
                              of the seed-paper variants (docs/variants.md)",
-                            crate::variant_metrics::choice_text(v)
+                            crate::summary::variants::choice_text(v)
                         ),
                         "remove it from `variants` for NS-2 cross-validation",
                     );
@@ -452,7 +452,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     TfrcProfile::Rfc5348 => bad(
                         item.clone(),
                         "uses TFRC profile \"rfc5348\"; NS-2.35's Agent/TFRC implements only \
-                         its own behaviour, the \"ns2\" profile (spec B6 lists the differences)"
+                         its own behaviour, the \"ns2\" profile (docs/ns2-reference.md §1 lists the differences)"
                             .to_string(),
                         "profile = \"ns2\" for NS-2 cross-validation",
                     ),

@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long = "nofeedback-min", value_name = "DURATION", value_parser = duration)]
     nofeedback_min: Option<Duration>,
     /// §4.5 oscillation damping: `rfc5348` (X_inst = X·R_sqmean/sqrt(R_sample), which the RFC
-    /// RECOMMENDS), `capped` (the same, but never above X: Linux CCID-3's choice, spec C7; not
+    /// RECOMMENDS), `capped` (the same, but never above X: Linux CCID-3's choice, docs/ns2-reference.md §7; not
     /// RFC 5348) or `off` (X_inst = X; not RFC 5348). On a path whose RTT is almost all
     /// queueing, one empty-queue sample makes the RFC's X_inst 25–30 × X.
     #[arg(long, value_name = "MODE", default_value = "rfc5348", value_parser = oscillation)]

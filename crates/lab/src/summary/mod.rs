@@ -9,6 +9,10 @@ use std::path::Path;
 use netsim::{DropCause, FlowRecorder};
 use serde::{Deserialize, Serialize};
 
+pub mod variants;
+
+pub use variants::{choice_text, RedSummary, TfrcSummary};
+
 use crate::metrics::{self, Bottleneck, Fairness, FlowInput, FlowMetrics};
 use crate::runner::RunOutput;
 use scenario::{Flow, Scenario};
@@ -43,7 +47,7 @@ pub struct Summary {
     /// Per TFRC flow: the final sender and receiver state and the variant counters
     /// (`docs/metrics.md`, "Variant metrics").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tfrc: Vec<crate::variant_metrics::TfrcSummary>,
+    pub tfrc: Vec<variants::TfrcSummary>,
 }
 
 /// One link direction.
@@ -70,7 +74,7 @@ pub struct LinkSummary {
     /// RED queues: drop counters, the variants' adaptation counters and the final max_p and
     /// thresholds (absent for DropTail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red: Option<crate::variant_metrics::RedSummary>,
+    pub red: Option<variants::RedSummary>,
 }
 
 /// Conservation counters of one flow direction.
@@ -212,7 +216,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
                 dropped_by_cause: by_cause(&l.stats.drops),
                 queue_mean_packets: l.stats.queue_packets.mean(),
                 queue_max_packets: l.stats.queue_packets.max(),
-                red: crate::variant_metrics::red_summary(
+                red: variants::red_summary(
                     s,
                     i,
                     l.red,
@@ -251,7 +255,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         fairness,
         links,
         accounting,
-        tfrc: crate::variant_metrics::tfrc_summaries(s, &out.internals),
+        tfrc: variants::tfrc_summaries(s, &out.internals),
     }
 }
 
