@@ -208,15 +208,24 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
             "bottleneck",
             "TCP flows there",
             "TFRC / mean TCP throughput",
+            "same-RTT TCP flows",
+            "TFRC / same-RTT TCP",
+            "aggregate TFRC / TCP (common interval)",
         ]);
+        let ratio =
+            |r: Option<f64>, none: &str| r.map(Cell::num).unwrap_or_else(|| Cell::new(none));
         for f in &summary.fairness.friendliness {
             t.push_row([
                 Cell::new(&f.flow),
                 Cell::new(&f.bottleneck),
                 Cell::new(f.tcp_flows.join(", ")),
-                f.ratio
-                    .map(Cell::num)
-                    .unwrap_or_else(|| Cell::new("no TCP flow")),
+                ratio(f.ratio, "no TCP flow"),
+                Cell::new(f.same_rtt_tcp_flows.join(", ")),
+                ratio(f.same_rtt_ratio, "none"),
+                match (f.aggregate_ratio, f.aggregate_interval_s) {
+                    (Some(a), Some([t0, t1])) => Cell::new(format!("{} ({t0}–{t1} s)", fmt_num(a))),
+                    _ => Cell::new("none"),
+                },
             ]);
         }
         fair.table(t);

@@ -137,6 +137,28 @@ pub fn bottlenecks(s: &Scenario, out: &RunOutput) -> Vec<Option<Bottleneck>> {
         .collect()
 }
 
+/// Each flow's path RTT (twice its data path's propagation delay), active interval inside the
+/// measurement window, and delivered bytes per bin, for the friendliness comparisons.
+pub fn flow_timing<'a>(s: &Scenario, out: &'a RunOutput) -> Vec<metrics::FlowTiming<'a>> {
+    let map = simplex_map(out);
+    s.flows
+        .iter()
+        .zip(&out.results.flows)
+        .zip(&out.paths)
+        .map(|((f, r), path)| {
+            let one_way: Option<std::time::Duration> = path
+                .iter()
+                .map(|id| map.get(id).map(|&(i, _)| s.links[i].delay))
+                .sum();
+            metrics::FlowTiming {
+                path_rtt: one_way.filter(|_| !path.is_empty()).map(|d| d * 2),
+                active: (f.start.max(s.warmup), f.stop.min(s.duration)),
+                received_bins: r.forward.received_series(),
+            }
+        })
+        .collect()
+}
+
 /// The measurement window's length.
 pub fn window(s: &Scenario) -> std::time::Duration {
     s.duration.saturating_sub(s.warmup)
@@ -191,7 +213,14 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         .iter()
         .map(|r| r.forward.delivered_payload)
         .collect();
-    let fairness = metrics::fairness(&flows, &bottlenecks(s, out), &payload);
+    let timing = flow_timing(s, out);
+    let fairness = metrics::fairness(
+        &flows,
+        &bottlenecks(s, out),
+        &payload,
+        &timing,
+        s.sample_interval,
+    );
     let map = simplex_map(out);
     let secs = s.duration.as_secs_f64();
     let links = out
@@ -270,8 +299,21 @@ pub struct SeriesRow {
     pub metric: String,
     /// Flow name, or link name with `>` (forward) or `<` (reverse).
     pub subject: String,
+    /// What `subject` names: `flow` or `link` (a link direction), so that tools can split
+    /// the two without parsing names.
+    pub subject_kind: SubjectKind,
     /// The value.
     pub value: f64,
+}
+
+/// What a time-series row's subject is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubjectKind {
+    /// A flow (its data direction).
+    Flow,
+    /// One direction of a link.
+    Link,
 }
 
 /// Every time series of a run.
@@ -293,6 +335,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                     time_s: i as f64 * bin,
                     metric: metric.to_string(),
                     subject: f.name.clone(),
+                    subject_kind: SubjectKind::Flow,
                     value: series.get(i).copied().unwrap_or(0) as f64 * 8.0 / bin,
                 });
             }
@@ -316,6 +359,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                 time_s: k as f64 * bin,
                 metric: "queue_packets".to_string(),
                 subject: subject.clone(),
+                subject_kind: SubjectKind::Link,
                 value: *v,
             });
         }
@@ -331,6 +375,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                     time_s: t.as_secs_f64(),
                     metric: (*name).to_string(),
                     subject: f.name.clone(),
+                    subject_kind: SubjectKind::Flow,
                     value: a.values.get(k * w + j).copied().unwrap_or(f64::NAN),
                 });
             }

@@ -87,8 +87,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
     print!("{}", variant_text(&sum));
+    let trace_file = match args.trace {
+        Some(TraceKind::Ns2) => ", trace.tr",
+        Some(TraceKind::Csv) => ", trace.csv",
+        None => "",
+    };
     println!(
-        "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html}}",
+        "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html{trace_file}}}",
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -129,17 +134,33 @@ pub fn text_table(sum: &summary::Summary) -> String {
     for (k, j) in &sum.fairness.jain {
         out.push_str(&format!("Jain's index ({k}): {j:.4}\n"));
     }
+    let names = |v: &[String]| match v.len() {
+        1..=3 => v.join(", "),
+        n => format!("{n} flows"),
+    };
     for f in &sum.fairness.friendliness {
-        if let Some(r) = f.ratio {
-            let vs = match f.tcp_flows.len() {
-                1..=3 => f.tcp_flows.join(", "),
-                n => format!("{n} TCP flows"),
-            };
-            out.push_str(&format!(
-                "friendliness {}: {r:.3} (vs {vs} on {})\n",
-                f.flow, f.bottleneck
+        let Some(r) = f.ratio else { continue };
+        let mut parts = Vec::new();
+        if let Some(s) = f.same_rtt_ratio {
+            parts.push(format!(
+                "same RTT {s:.3} (vs {})",
+                names(&f.same_rtt_tcp_flows)
             ));
         }
+        if let (Some(a), Some([t0, t1])) = (f.aggregate_ratio, f.aggregate_interval_s) {
+            parts.push(format!(
+                "aggregate {a:.3} ({} TFRC vs {} TCP, {t0}-{t1} s)",
+                f.aggregate_tfrc_flows.len(),
+                f.tcp_flows.len()
+            ));
+        }
+        parts.push(format!("vs mean of {} {r:.3}", names(&f.tcp_flows)));
+        out.push_str(&format!(
+            "friendliness {} on {}: {}\n",
+            f.flow,
+            f.bottleneck,
+            parts.join(", ")
+        ));
     }
     out
 }
