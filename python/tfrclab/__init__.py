@@ -18,7 +18,10 @@ import os
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported on first use: `import tfrclab` stays fast
+    import pandas as pd
 
 from . import _native
 from ._native import ScenarioError
@@ -41,6 +44,12 @@ ScenarioError.__module__ = "tfrclab"
 
 PathLike = Union[str, "os.PathLike[str]"]
 SetValue = Union[str, int, float, bool, Sequence[Any]]
+
+
+def _pandas() -> Any:
+    import pandas
+
+    return pandas
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,7 +312,7 @@ class RunResult:
         """One row per flow: the columns of ``flows.csv`` (docs/metrics.md), numbers as numbers."""
         if self._flows is None:
             header, rows = self._native.flows_table()
-            self._flows = pd.DataFrame(_typed(header, rows), columns=header)
+            self._flows = _pandas().DataFrame(_typed(header, rows), columns=header)
         return self._flows.copy()
 
     @property
@@ -320,7 +329,7 @@ class RunResult:
                     if isinstance(v, (int, float)) and not isinstance(v, bool):
                         row[f"red_{k}"] = v
                 rows.append(row)
-            self._links = pd.DataFrame(rows)
+            self._links = _pandas().DataFrame(rows)
         return self._links.copy()
 
     @property
@@ -329,7 +338,7 @@ class RunResult:
         ``>`` forward / ``<`` reverse), ``metric``, ``value``."""
         if self._timeseries is None:
             cols = self._native.timeseries()
-            self._timeseries = pd.DataFrame(cols, columns=["time_s", "subject", "metric", "value"])
+            self._timeseries = _pandas().DataFrame(cols, columns=["time_s", "subject", "metric", "value"])
         return self._timeseries.copy()
 
     def timeseries_wide(self, metric: str) -> pd.DataFrame:
@@ -396,7 +405,7 @@ class SweepResult:
             grid, header, rows = self._native.runs_table()
             cols = dict(grid)
             cols.update(_typed(header, rows))
-            self._runs = pd.DataFrame(cols, columns=list(grid) + list(header))
+            self._runs = _pandas().DataFrame(cols, columns=list(grid) + list(header))
         return self._runs.copy()
 
     def aggregate(self) -> pd.DataFrame:
@@ -404,7 +413,7 @@ class SweepResult:
         direction) and metric: the numbers of the CLI's ``sweep.csv`` (``sd`` and the CI are NaN
         with one seed)."""
         if self._aggregate is None:
-            self._aggregate = pd.DataFrame(self._native.aggregates())
+            self._aggregate = _pandas().DataFrame(self._native.aggregates())
         return self._aggregate.copy()
 
     @property

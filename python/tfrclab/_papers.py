@@ -9,9 +9,18 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Union
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas is imported on first use: `import tfrclab` stays fast
+    import pandas as pd
 
 from . import _native
+
+
+def _pandas() -> Any:
+    import pandas
+
+    return pandas
 
 
 def _find_scenarios() -> Path:
@@ -41,7 +50,7 @@ class Reproduction:
         ``direction`` (above/below/within), ``reference``, ``magnitude``, ``n`` (seeds),
         ``mean``, ``ci_lo``, ``ci_hi`` (95% CI) and ``verdict`` (supported / not supported /
         contradicted)."""
-        return pd.DataFrame(self._native.claims())
+        return _pandas().DataFrame(self._native.claims())
 
     @property
     def summary(self) -> dict:

@@ -640,11 +640,7 @@ fn finish_reproduction(
                 mean,
                 ci_lo,
                 ci_hi,
-                verdict: match c.verdict {
-                    report::Verdict::Supported => "supported",
-                    report::Verdict::NotSupported => "not supported",
-                    report::Verdict::Contradicted => "contradicted",
-                },
+                verdict: papers::claims::verdict_name(c.verdict),
             });
         }
     }
