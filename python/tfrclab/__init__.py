@@ -36,6 +36,8 @@ __all__ = [
     "sweep",
     "equation",
     "reproduce",
+    "validate",
+    "Validation",
     "__version__",
 ]
 
@@ -502,6 +504,51 @@ def equation(s: float, rtt: float, p: float, t_rto: Optional[float] = None) -> f
         _number("p", p),
         None if t_rto is None else _number("t_rto", t_rto),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation against NS-2
+
+
+class Validation:
+    """``tfrclab validate`` for one scenario: NS-2.35 and tfrclab run with the same seeds, their
+    means compared within the scenario's tolerances (docs/validation.md)."""
+
+    def __init__(self, report: dict) -> None:
+        self.report: dict = report
+        """``validate.json``'s entry for the scenario: every figure, per seed."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check is within its tolerance."""
+        return bool(self.report["pass"])
+
+    @property
+    def checks(self) -> "pd.DataFrame":
+        """One row per check: ``metric``, ``subject``, ``ns2``, ``tfrclab``, ``difference``,
+        ``tolerance``, ``pass``."""
+        return _pandas().DataFrame(self.report["checks"])
+
+    def __repr__(self) -> str:
+        failed = sum(1 for c in self.report["checks"] if not c["pass"])
+        return f"Validation({self.report['name']!r}, passed={self.passed}, {len(self.report['checks'])} checks, {failed} failed)"
+
+
+def validate(
+    scenario: Union[Scenario, PathLike],
+    ns: PathLike = "ns",
+    timeout_s: float = 600.0,
+    set: Optional[Mapping[str, SetValue]] = None,
+) -> Validation:
+    """Run ``scenario`` in NS-2.35 (the ``ns`` binary: a name on PATH or a path) and in tfrclab
+    with the scenario's ``[validate] seeds`` and compare (``tfrclab validate``). Raises
+    ``ValueError`` when the scenario uses what NS-2 cannot express or ``ns`` cannot be run (with
+    how to install it), ``RuntimeError`` when NS-2 fails."""
+    sc = _scenario("scenario", scenario, set)
+    if not isinstance(ns, (str, os.PathLike)):
+        raise TypeError(f"ns: expected a program name or path, got {type(ns).__name__}")
+    report = _native.validate(sc._native, os.fspath(ns), _number("timeout_s", timeout_s))
+    return Validation(json.loads(report))
 
 
 from ._papers import Reproduction, reproduce  # noqa: E402  (it uses the helpers above)

@@ -305,12 +305,7 @@ fn axis_column(a: &Axis) -> (String, Option<Vec<f64>>) {
 
 impl NativeSweep {
     /// Grid columns for rows at `points`: (name, numbers or strings).
-    fn grid_columns<'py>(
-        &self,
-        py: Python<'py>,
-        d: &Bound<'py, PyDict>,
-        points: &[usize],
-    ) -> PyResult<()> {
+    fn grid_columns(&self, d: &Bound<'_, PyDict>, points: &[usize]) -> PyResult<()> {
         for (k, a) in self.result.axes.iter().enumerate() {
             let (name, numeric) = axis_column(a);
             let index = |p: usize| self.result.points[p].value_index[k];
@@ -328,19 +323,18 @@ impl NativeSweep {
                 )?,
             }
         }
-        let _ = py;
         Ok(())
     }
 }
+
+/// Grid columns, then the `flows.csv` header and rows.
+type RunsTable<'py> = (Bound<'py, PyDict>, Vec<String>, Vec<Vec<String>>);
 
 #[pymethods]
 impl NativeSweep {
     /// One row per (grid point, seed, flow): point (1-based), grid columns, seed, then the
     /// columns of `flows.csv` as the CSV writes them (header, columns of cells).
-    fn runs_table<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyDict>, Vec<String>, Vec<Vec<String>>)> {
+    fn runs_table<'py>(&self, py: Python<'py>) -> PyResult<RunsTable<'py>> {
         let mut points = Vec::new();
         let mut seeds = Vec::new();
         let mut rows = Vec::new();
@@ -353,7 +347,7 @@ impl NativeSweep {
         }
         let d = PyDict::new(py);
         d.set_item("point", points.iter().map(|p| p + 1).collect::<Vec<_>>())?;
-        self.grid_columns(py, &d, &points)?;
+        self.grid_columns(&d, &points)?;
         d.set_item("seed", seeds)?;
         Ok((d, lab::summary::flows_csv_header(), rows))
     }
@@ -364,7 +358,7 @@ impl NativeSweep {
         let points: Vec<usize> = a.iter().map(|x| x.point).collect();
         let d = PyDict::new(py);
         d.set_item("point", points.iter().map(|p| p + 1).collect::<Vec<_>>())?;
-        self.grid_columns(py, &d, &points)?;
+        self.grid_columns(&d, &points)?;
         d.set_item(
             "subject",
             a.iter().map(|x| x.subject.as_str()).collect::<Vec<_>>(),
@@ -713,6 +707,40 @@ fn reproduce(
     .map_err(PyRuntimeError::new_err)
 }
 
+/// Validate `scenario` against NS-2 (`tfrclab validate`): `validate.json`'s report as JSON.
+#[pyfunction]
+#[pyo3(signature = (scenario, ns, timeout_s))]
+fn validate(
+    py: Python<'_>,
+    scenario: &NativeScenario,
+    ns: PathBuf,
+    timeout_s: f64,
+) -> PyResult<String> {
+    if !(timeout_s.is_finite() && timeout_s > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "timeout_s = {timeout_s}: must be a number of seconds greater than 0"
+        )));
+    }
+    let opts = lab::validate::Options {
+        ns,
+        timeout: Duration::from_secs_f64(timeout_s),
+        keep_traces: None,
+    };
+    let s = &scenario.inner;
+    let report = supervise(py, None, |_, _, _| {
+        lab::validate::probe_ns(&opts.ns).and_then(|()| lab::validate::validate(s, &opts))
+    })?
+    .map_err(|e| {
+        let msg = format!("{}: {e}", s.file);
+        if e.is_bad_input() {
+            PyValueError::new_err(msg)
+        } else {
+            PyRuntimeError::new_err(msg)
+        }
+    })?;
+    serde_json::to_string(&report).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -725,6 +753,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_axis, m)?)?;
     m.add_function(wrap_pyfunction!(equation, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<NativeReproduction>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
