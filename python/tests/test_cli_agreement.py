@@ -191,10 +191,18 @@ def test_sweep_aggregate_equals_cli_sweep_csv(cli, tmp_path):
 
 def test_sweep_results_do_not_depend_on_jobs():
     grid = {"topology.queue_limit": [10, 40]}
+    seen = []
     one = tfrclab.sweep("scenarios/examples/dumbbell.toml", grid=grid, seeds=2, jobs=1, progress=False)
-    two = tfrclab.sweep("scenarios/examples/dumbbell.toml", grid=grid, seeds=2, jobs=2, progress=False)
+    two = tfrclab.sweep(
+        "scenarios/examples/dumbbell.toml", grid=grid, seeds=2, jobs=2, progress=lambda d, t: seen.append((d, t))
+    )
     assert one.aggregate().equals(two.aggregate())
+    assert one.runs.equals(two.runs)
     assert one.jobs == 1 and two.jobs == 2
+    assert "4 runs" in repr(two)
+    # Progress counts up to the total and ends there.
+    assert seen[-1] == (4, 4)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
 
 def test_sweep_write_gives_the_cli_files(tmp_path):

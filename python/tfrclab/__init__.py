@@ -439,7 +439,7 @@ class SweepResult:
         return self._native.write(os.fspath(dir))
 
     def __repr__(self) -> str:
-        return f"SweepResult({self.scenario.name!r}, {len(self._native.summaries())} runs, jobs={self.jobs})"
+        return f"SweepResult({self.scenario.name!r}, {self._native.n_runs} runs, jobs={self.jobs})"
 
 
 def _grid(grid: Optional[Mapping[str, Iterable[SetValue]]]) -> List[Tuple[str, List[str]]]:

@@ -44,6 +44,7 @@ class NativeSweep:
     def sweep_json(self) -> str: ...
     def write(self, dir: str) -> str: ...
     jobs: int
+    n_runs: int
     wall_s: float
 
 class NativeReproduction:

@@ -5,7 +5,7 @@
 //!   located by file, line and column); [`Scenario::with_sets`] applies `--set` overrides.
 //! - [`run`]: one simulation → [`RunResult`]: the numbers `tfrclab run` writes to
 //!   `summary.json`, `flows.csv` and `timeseries.csv`, computed by the same code.
-//! - [`sweep`]: a grid of overrides × seeds on a thread pool → [`SweepResult`], the numbers of
+//! - [`sweep()`]: a grid of overrides × seeds on a thread pool → [`SweepResult`], the numbers of
 //!   `tfrclab sweep`'s `sweep.csv`. It is [`plan`] → [`SweepPlan::execute`] →
 //!   [`SweepPlan::aggregate`], each callable on its own; execution reports progress and stops
 //!   early when a cancel flag is raised.

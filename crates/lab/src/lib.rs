@@ -5,7 +5,7 @@
 //! grid of `--set` values × seeds with confidence intervals, NS-2 export and validation, and the
 //! files every front end writes (`summary.json`, CSVs, `report.html`). The `tfrclab` binary,
 //! the `papers` crate and the Python package are front ends of this crate; [`api`] is the small
-//! API they start from ([`run`], [`sweep`], [`Scenario::from_path`]).
+//! API they start from ([`run`], [`sweep()`], [`Scenario::from_path`]).
 
 #![warn(missing_docs)]
 

@@ -420,6 +420,11 @@ impl NativeSweep {
     }
 
     #[getter]
+    fn n_runs(&self) -> usize {
+        self.result.runs.len()
+    }
+
+    #[getter]
     fn wall_s(&self) -> f64 {
         self.result.wall.as_secs_f64()
     }
