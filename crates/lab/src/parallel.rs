@@ -43,13 +43,31 @@ where
     R: Send,
     F: Fn(&T) -> Result<R, String> + Sync,
 {
+    run_ordered_until(tasks, jobs, on_done, &AtomicBool::new(false), f)
+}
+
+/// [`run_ordered`] that also stops starting tasks once `cancel` is raised (from another thread,
+/// or from `on_done`); the tasks running then finish, and the first task not started is
+/// returned as skipped. The caller tells a cancellation from a failure by the flag.
+pub fn run_ordered_until<T, R, F>(
+    tasks: &[T],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+    f: F,
+) -> Result<Vec<R>, (usize, String)>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> Result<R, String> + Sync,
+{
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build()
         .map_err(|e| (0, format!("cannot start {jobs} worker threads: {e}")))?;
     let failed = AtomicBool::new(false);
     let one = |t: &T| -> Option<Result<R, String>> {
-        if failed.load(Ordering::Relaxed) {
+        if failed.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
             return None;
         }
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t)))
@@ -74,8 +92,8 @@ where
         }
     }
     match skipped {
-        // Only a failure skips tasks, and failures return above; keep the invariant explicit.
-        Some(i) => Err((i, "skipped after another task failed".into())),
+        // Only a failure or a cancellation skips tasks, and failures return above.
+        Some(i) => Err((i, "skipped: the run was cancelled".into())),
         None => Ok(out),
     }
 }

@@ -9,7 +9,7 @@
 //!   naming the `--set` responsible and the file position;
 //! - [`run_all`]: the runs on a rayon pool, results in task order whatever the number of threads;
 //! - [`aggregate`]: per (grid point, subject, metric), mean / sd / n / CI;
-//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report`] for `report.html`.
+//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report()`] for `report.html`.
 //!
 //! `docs/metrics.md` documents the files' columns.
 
@@ -286,7 +286,27 @@ pub fn run_all(
     jobs: usize,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<RunRecord>, String> {
-    crate::parallel::run_ordered(tasks, jobs, on_done, |t: &Task| {
+    run_all_until(
+        scenarios,
+        points,
+        tasks,
+        jobs,
+        on_done,
+        &std::sync::atomic::AtomicBool::new(false),
+    )
+}
+
+/// [`run_all`] that starts no more runs once `cancel` is raised (see
+/// [`crate::parallel::run_ordered_until`]); the caller tells a cancellation by the flag.
+pub fn run_all_until(
+    scenarios: &[Scenario],
+    points: &[GridPoint],
+    tasks: &[Task],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<RunRecord>, String> {
+    crate::parallel::run_ordered_until(tasks, jobs, on_done, cancel, |t: &Task| {
         let s = &scenarios[t.point];
         let opts = RunOptions {
             seed: Some(t.seed),

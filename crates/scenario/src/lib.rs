@@ -481,6 +481,60 @@ impl Scenario {
         parse::parse(file, text)
     }
 
+    /// Read and validate a scenario file: the same as [`Scenario::load`], under the name the
+    /// library API uses (`lab::run`, the Python package).
+    ///
+    /// ```
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/examples/dumbbell.toml");
+    /// let s = scenario::Scenario::from_path(path)?;
+    /// assert_eq!(s.name, "dumbbell");
+    /// # Ok::<(), scenario::ScenarioError>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        Self::load(path.as_ref())
+    }
+
+    /// Validate scenario text that comes from no file; errors name it [`Scenario::TEXT_FILE`].
+    /// Use [`Scenario::parse`] to give it a name of your own.
+    ///
+    /// ```
+    /// let s = scenario::Scenario::from_str(r#"
+    /// name = "one-link"
+    /// duration = "2s"
+    /// [[links]]
+    /// from = "a"
+    /// to = "b"
+    /// bandwidth = "1Mbps"
+    /// delay = "10ms"
+    /// [[flows]]
+    /// name = "u"
+    /// kind = "udp"
+    /// from = "a"
+    /// to = "b"
+    /// rate = "500kbps"
+    /// "#)?;
+    /// assert_eq!(s.flows[0].name, "u");
+    /// let e = scenario::Scenario::from_str("duration = 3").unwrap_err();
+    /// assert!(e.to_string().starts_with("<string>:1:"), "{e}");
+    /// # Ok::<(), scenario::ScenarioError>(())
+    /// ```
+    // An inherent fn beside the `FromStr` impl, so callers need no trait import.
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::parse(Self::TEXT_FILE, text)
+    }
+
+    /// The name errors give to text read by [`Scenario::from_str`].
+    pub const TEXT_FILE: &'static str = "<string>";
+
+    /// This scenario with `--set KEY=VALUE` overrides applied to its source text and validated
+    /// again: the same keys and the same errors as the CLI's `--set`, positions in the file
+    /// unchanged.
+    pub fn with_sets(&self, sets: &[(String, String)]) -> Result<Scenario, ScenarioError> {
+        let text = overrides::apply(&self.file, &self.source, sets)?;
+        Self::parse(&self.file, &text)
+    }
+
     /// Index of the node called `name`.
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|n| n.name == name)
@@ -489,6 +543,15 @@ impl Scenario {
     /// The flow called `name`.
     pub fn flow(&self, name: &str) -> Option<&Flow> {
         self.flows.iter().find(|f| f.name == name)
+    }
+}
+
+impl std::str::FromStr for Scenario {
+    type Err = ScenarioError;
+
+    /// [`Scenario::from_str`]: `text.parse::<Scenario>()`.
+    fn from_str(text: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse(Scenario::TEXT_FILE, text)
     }
 }
 

@@ -387,7 +387,16 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
 /// Columns of `flows.csv`, one row per flow.
 pub fn write_flows_csv(path: &Path, flows: &[FlowMetrics]) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
-    let causes: Vec<&str> = DropCause::ALL.iter().map(|c| c.name()).collect();
+    w.write_record(flows_csv_header())?;
+    for f in flows {
+        w.write_record(flows_csv_record(f))?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// The header of `flows.csv`.
+pub fn flows_csv_header() -> Vec<String> {
     let mut header: Vec<String> = [
         "name",
         "kind",
@@ -398,7 +407,11 @@ pub fn write_flows_csv(path: &Path, flows: &[FlowMetrics]) -> anyhow::Result<()>
     .iter()
     .map(|s| s.to_string())
     .collect();
-    header.extend(causes.iter().map(|c| format!("dropped_{c}")));
+    header.extend(
+        DropCause::ALL
+            .iter()
+            .map(|c| format!("dropped_{}", c.name())),
+    );
     header.extend(
         [
             "generated_packets",
@@ -419,44 +432,46 @@ pub fn write_flows_csv(path: &Path, flows: &[FlowMetrics]) -> anyhow::Result<()>
         .iter()
         .map(|s| s.to_string()),
     );
-    w.write_record(&header)?;
-    for f in flows {
-        let mut rec = vec![
-            f.name.clone(),
-            f.kind.clone(),
-            f.sent_packets.to_string(),
-            f.received_packets.to_string(),
-            f.dropped_packets.to_string(),
-        ];
-        rec.extend(
-            causes
-                .iter()
-                .map(|c| f.dropped_by_cause.get(*c).copied().unwrap_or(0).to_string()),
-        );
-        rec.extend(
-            [
-                f.generated_packets as f64,
-                f.throughput_bps,
-                f.goodput_bps,
-                f.loss_rate,
-                f.pdr,
-                f.delay_mean_s,
-                f.delay_median_s,
-                f.delay_p95_s,
-                f.delay_p99_s,
-                f.jitter_mean_s,
-                f.jitter_range_s,
-                f.jitter_rfc3550_s,
-                f.smoothness_cov,
-                f.exposed_packets as f64,
-            ]
-            .iter()
-            .map(|x| x.to_string()),
-        );
-        w.write_record(&rec)?;
-    }
-    w.flush()?;
-    Ok(())
+    header
+}
+
+/// One flow's row of `flows.csv`, in the order of [`flows_csv_header`].
+pub fn flows_csv_record(f: &FlowMetrics) -> Vec<String> {
+    let mut rec = vec![
+        f.name.clone(),
+        f.kind.clone(),
+        f.sent_packets.to_string(),
+        f.received_packets.to_string(),
+        f.dropped_packets.to_string(),
+    ];
+    rec.extend(DropCause::ALL.iter().map(|c| {
+        f.dropped_by_cause
+            .get(c.name())
+            .copied()
+            .unwrap_or(0)
+            .to_string()
+    }));
+    rec.extend(
+        [
+            f.generated_packets as f64,
+            f.throughput_bps,
+            f.goodput_bps,
+            f.loss_rate,
+            f.pdr,
+            f.delay_mean_s,
+            f.delay_median_s,
+            f.delay_p95_s,
+            f.delay_p99_s,
+            f.jitter_mean_s,
+            f.jitter_range_s,
+            f.jitter_rfc3550_s,
+            f.smoothness_cov,
+            f.exposed_packets as f64,
+        ]
+        .iter()
+        .map(|x| x.to_string()),
+    );
+    rec
 }
 
 /// `timeseries.csv`.

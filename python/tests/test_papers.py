@@ -1,0 +1,35 @@
+"""`tfrclab.reproduce` gives the claims, estimates and verdicts of `tfrclab reproduce`."""
+
+import csv
+import math
+from pathlib import Path
+
+import tfrclab
+
+
+def test_reproduce_equals_the_cli(cli, tmp_path):
+    out = tmp_path / "cli"
+    cli("reproduce", "seed-004", "--quick", "--jobs", 2, "--out", out)
+    rep = tfrclab.reproduce("seed-004", quick=True, jobs=2, progress=False)
+    with open(out / "seed-004" / "claims.csv", newline="") as f:
+        want = list(csv.DictReader(f))
+    claims = rep.claims
+    assert len(claims) == len(want) > 0
+    assert set(claims["paper"]) == {"seed-004"}
+    for (_, got), w in zip(claims.iterrows(), want):
+        assert got["claim"] == w["id"]
+        assert got["verdict"] == w["verdict"]
+        assert got["n"] == int(w["n"])
+        for col in ["mean", "ci_lo", "ci_hi"]:
+            x = float(w[col]) if w[col] else math.nan
+            assert (math.isnan(got[col]) and math.isnan(x)) or got[col] == x, (got["claim"], col)
+    assert set(claims["verdict"]) <= {"supported", "not supported", "contradicted"}
+
+    # The files the CLI writes, copied where asked.
+    d = Path(rep.write(tmp_path / "py"))
+    assert (d / "index.html").is_file()
+    assert (d / "seed-004" / "report.html").is_file()
+    assert (d / "seed-004" / "claims.csv").read_text() == (out / "seed-004" / "claims.csv").read_text()
+    assert rep.runs > 0 and rep.summary["runs"] == rep.runs
+    entry = next(p for p in rep.summary["papers"] if p["id"] == "seed-004")
+    assert [v["verdict"] for v in entry["verdicts"]] == list(claims["verdict"])
