@@ -99,6 +99,8 @@ pub(crate) struct Link {
     pub lost_in_tx: Option<Packet>,
     pub pipe: VecDeque<InPipe>,
     pub up: bool,
+    /// What the TTL check at the end of the link does with an expired packet.
+    pub ttl_expiry: crate::policy::TtlExpiry,
     pub stats: LinkStats,
 }
 

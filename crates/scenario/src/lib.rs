@@ -69,7 +69,7 @@ pub struct Protection {
 impl Default for Protection {
     /// About 4.3 µs per 1000-byte packet, split evenly: ChaCha20-Poly1305 as measured in
     /// `docs/protection.md`. The same value as the simulator's own default
-    /// (`netsim::sim::ProtectionCost`), which a `lab` test checks.
+    /// (`netsim::ProtectionCost`), which a `lab` test checks.
     fn default() -> Self {
         Protection {
             seal: Duration::from_nanos(2150),

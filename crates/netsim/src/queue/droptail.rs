@@ -1,4 +1,4 @@
-//! NS-2's `Queue/DropTail` (`spec/tfrc-reference.md` B8).
+//! NS-2's `Queue/DropTail` (semantics in `docs/simulator.md`, "Queues").
 
 use std::collections::VecDeque;
 

@@ -130,7 +130,8 @@ mod tests {
 
     #[test]
     fn droptail_limit_includes_packet_in_transmission() {
-        // NS-2 B8: limit 10 → at most 9 waiting (the 10th slot is the packet on the wire).
+        // NS-2 (`docs/simulator.md`, "Queues"): limit 10 → at most 9 waiting (the 10th slot is
+        // the packet on the wire).
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         let mut q = Queue::new(
             &QueueConfig::DropTail(DropTailConfig {
