@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::agent::Agent;
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkConfig, LinkId};
+use crate::link::{Link, LinkConfig, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
 use crate::policy::{HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
@@ -284,16 +284,34 @@ impl NetworkBuilder {
     /// Take a link direction down at `at`: its queued and propagating packets are dropped
     /// (cause `down`) and routes are recomputed.
     pub fn link_down_at(&mut self, at: Time, link: LinkId) {
-        self.changes.push(LinkChange {
-            at,
-            link,
-            up: false,
-        });
+        self.change_link_at(at, link, LinkUpdate::Down);
     }
 
     /// Bring a link direction back up at `at`; routes are recomputed.
     pub fn link_up_at(&mut self, at: Time, link: LinkId) {
-        self.changes.push(LinkChange { at, link, up: true });
+        self.change_link_at(at, link, LinkUpdate::Up);
+    }
+
+    /// Change some of a link direction's parameters at `at` ([`LinkUpdate::Set`]): packets
+    /// already in transmission or propagation keep the bandwidth and delay they were sent
+    /// with.
+    pub fn set_link_at(&mut self, at: Time, link: LinkId, settings: LinkSettings) {
+        if settings.bandwidth_bps == Some(0) {
+            self.errors.push(BuildError::ZeroBandwidth(link));
+        }
+        if settings
+            .loss_rate
+            .is_some_and(|p| !(0.0..=1.0).contains(&p))
+        {
+            self.errors.push(BuildError::BadProbability(link));
+        }
+        self.change_link_at(at, link, LinkUpdate::Set(settings));
+    }
+
+    /// Schedule a change to a link direction at `at`. Changes at the same time apply in the
+    /// order they were added.
+    pub fn change_link_at(&mut self, at: Time, link: LinkId, update: LinkUpdate) {
+        self.changes.push(LinkChange { at, link, update });
     }
 
     /// The per-packet cost of protection at every host ([`crate::policy::HostStage`]); the

@@ -27,7 +27,7 @@ pub mod trace;
 pub mod wireless;
 
 pub use builder::{BuildError, NetworkBuilder};
-pub use link::{LinkConfig, LinkId};
+pub use link::{LinkConfig, LinkId, LinkSettings, LinkUpdate};
 pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
 pub use policy::{Marking, NodePolicy, ProtectionCost, TtlExpiry};

@@ -18,7 +18,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
 use crate::agents::AnyAgent;
-use crate::link::{InPipe, Link, LinkId};
+use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
+use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
 use crate::policy::{HostStage, Marking, NodePolicy};
 use crate::routing::Routes;
@@ -51,7 +52,7 @@ enum Event {
 pub(crate) struct LinkChange {
     pub at: Time,
     pub link: LinkId,
-    pub up: bool,
+    pub update: LinkUpdate,
 }
 
 /// A run that ended in an inconsistent state.
@@ -828,9 +829,19 @@ impl Simulator {
             };
             self.seq += 1;
             let link = &mut self.links[l];
-            link.pipe.push_back(InPipe { pkt, key });
-            if link.pipe.len() == 1 {
-                self.heap.push(key, Event::PipeHead(l as u32));
+            if link.pipe.back().is_some_and(|b| b.key > key) {
+                // The delay was shortened: this packet overtakes some still propagating (the
+                // event of the head it displaces turns stale and is ignored).
+                let at = link.pipe.partition_point(|p| p.key < key);
+                link.pipe.insert(at, InPipe { pkt, key });
+                if at == 0 {
+                    self.heap.push(key, Event::PipeHead(l as u32));
+                }
+            } else {
+                link.pipe.push_back(InPipe { pkt, key });
+                if link.pipe.len() == 1 {
+                    self.heap.push(key, Event::PipeHead(l as u32));
+                }
             }
         } else {
             link.lost_in_tx = Some(pkt);
@@ -923,11 +934,19 @@ impl Simulator {
         let l = c.link as usize;
         let cur = self.cur;
         self.settle_tx_done(l, |k| k < cur);
-        if self.links[l].up == c.up {
+        let up = match c.update {
+            LinkUpdate::Set(s) => {
+                self.apply_settings(l, s);
+                return;
+            }
+            LinkUpdate::Down => false,
+            LinkUpdate::Up => true,
+        };
+        if self.links[l].up == up {
             return;
         }
-        self.links[l].up = c.up;
-        if !c.up {
+        self.links[l].up = up;
+        if !up {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
             let now = self.now;
             let link = &mut self.links[l];
@@ -950,6 +969,27 @@ impl Simulator {
                 .map(|l| (l.from, l.to, l.up))
                 .collect::<Vec<_>>(),
         );
+    }
+
+    /// New link parameters; transmissions already started keep theirs (`start_tx` reads
+    /// them when a transmission starts, as NS-2's `LinkDelay::recv` does).
+    fn apply_settings(&mut self, l: usize, s: LinkSettings) {
+        let link = &mut self.links[l];
+        if let Some(b) = s.bandwidth_bps {
+            link.bandwidth_bps = b;
+        }
+        if let Some(d) = s.delay {
+            link.delay_secs = d.as_secs_f64();
+        }
+        if let Some(n) = s.queue_limit {
+            link.queue.set_limit(n);
+        }
+        if let Some(p) = s.loss_rate {
+            match &mut link.loss {
+                Some(m) => m.set_rate(p),
+                None => link.loss = Some(LossModel::new(&LossConfig::Bernoulli { p })),
+            }
+        }
     }
 
     // ---- sampling, tracing, accounting --------------------------------------------------

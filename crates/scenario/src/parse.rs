@@ -424,20 +424,43 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                 "`at` no later than `duration`".to_string(),
             );
         }
+        let link_at = link_index.get(e.link.get_ref()).copied();
         let action = match e.action.get_ref().as_str() {
-            "down" => Some(LinkAction::Down),
-            "up" => Some(LinkAction::Up),
+            "down" | "up" => {
+                // Parameters belong to `set` only.
+                let extra = [
+                    ("bandwidth", e.bandwidth.as_ref().map(|v| v.span())),
+                    ("delay", e.delay.as_ref().map(|v| v.span())),
+                    ("queue_limit", e.queue_limit.as_ref().map(|v| v.span())),
+                    ("loss_rate", e.loss_rate.as_ref().map(|v| v.span())),
+                ];
+                for (key, span) in extra {
+                    if let Some(span) = span {
+                        cx.err(
+                            span,
+                            format!("`{key}` with action = \"{}\"", e.action.get_ref()),
+                            "action = \"set\" to change a link's parameters".to_string(),
+                        );
+                    }
+                }
+                if e.action.get_ref() == "down" {
+                    Some(LinkAction::Down)
+                } else {
+                    Some(LinkAction::Up)
+                }
+            }
+            "set" => link_set(&mut cx, e, link_at.map(|i| &links[i])),
             other => {
                 cx.err(
                     e.action.span(),
                     format!("unknown action \"{other}\""),
-                    "\"down\" or \"up\"".to_string(),
+                    "\"down\", \"up\" or \"set\"".to_string(),
                 );
                 None
             }
         };
-        let link = match link_index.get(e.link.get_ref()) {
-            Some(&i) => Some(i),
+        let link = match link_at {
+            Some(i) => Some(i),
             None => {
                 let mut names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
                 names.truncate(20);
@@ -915,6 +938,56 @@ fn red_variants(cx: &mut Ctx<'_>, kind: &str, r: Option<&RawRed>, p: &mut RedPar
     } else {
         RedMaxP::AdaptiveQ3(a)
     };
+}
+
+/// An `action = "set"` event's parameters: at least one, each valid; `loss_rate` only on a
+/// link with a bernoulli loss model.
+fn link_set(cx: &mut Ctx<'_>, e: &RawEvent, link: Option<&Link>) -> Option<LinkAction> {
+    let mut set = LinkSet::default();
+    let mut ok = true;
+    if let Some(v) = &e.bandwidth {
+        set.bandwidth_bps = cx.bandwidth(v, "bandwidth");
+        ok &= set.bandwidth_bps.is_some();
+    }
+    if let Some(v) = &e.delay {
+        set.delay = cx.duration(v, "delay");
+        ok &= set.delay.is_some();
+    }
+    if let Some(v) = &e.queue_limit {
+        set.queue_limit = cx.count(v, "queue_limit", 1, 1_000_000);
+        ok &= set.queue_limit.is_some();
+    }
+    if let Some(v) = &e.loss_rate {
+        set.loss_rate = cx.probability(v, "loss_rate");
+        ok &= set.loss_rate.is_some();
+        let bernoulli = link.is_none_or(|l| {
+            matches!(
+                l.loss,
+                Some(Loss {
+                    model: LossModel::Bernoulli { .. },
+                    ..
+                })
+            )
+        });
+        if !bernoulli {
+            cx.err(
+                v.span(),
+                "`loss_rate` on a link without a bernoulli loss model",
+                "[links.loss] model = \"bernoulli\" on this link (its rate is what changes)"
+                    .to_string(),
+            );
+            ok = false;
+        }
+    }
+    if set == LinkSet::default() && ok {
+        cx.err(
+            e.action.span(),
+            "action = \"set\" changes nothing",
+            "one or more of bandwidth, delay, queue_limit, loss_rate".to_string(),
+        );
+        return None;
+    }
+    ok.then_some(LinkAction::Set(set))
 }
 
 fn loss_spec(cx: &mut Ctx<'_>, l: &Spanned<RawLoss>, duplex: bool) -> Option<Loss> {

@@ -192,6 +192,14 @@ pub struct RawEvent {
     pub at: Spanned<Value>,
     pub action: Spanned<String>,
     pub link: Spanned<String>,
+    /// `action = "set"`: new bandwidth.
+    pub bandwidth: Option<Spanned<Value>>,
+    /// `action = "set"`: new propagation delay.
+    pub delay: Option<Spanned<Value>>,
+    /// `action = "set"`: new queue limit.
+    pub queue_limit: Option<Spanned<i64>>,
+    /// `action = "set"`: new rate of the link's bernoulli loss model.
+    pub loss_rate: Option<Spanned<f64>>,
 }
 
 /// `[validate]`: tolerances for `tfrclab validate`, and why.

@@ -49,6 +49,11 @@ impl DropTail {
         }
     }
 
+    /// Set `limit_` (later arrivals see it; waiting packets stay).
+    pub fn set_limit(&mut self, limit: u32) {
+        self.cfg.limit = limit;
+    }
+
     /// Offer a packet; returns the packet dropped, if any.
     pub fn enqueue(&mut self, pkt: Packet) -> Option<Dropped> {
         // NS-2 DropTail::enque: the waiting queue (the packet in transmission already left it)

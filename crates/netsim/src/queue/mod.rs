@@ -113,6 +113,15 @@ impl Queue {
         }
     }
 
+    /// Set `limit_` at run time (NS-2 `$ns queue-limit` during a run): later arrivals see the
+    /// new limit; packets already waiting stay, even above it.
+    pub fn set_limit(&mut self, limit: u32) {
+        match self {
+            Queue::DropTail(q) => q.set_limit(limit),
+            Queue::Red(q) => q.set_limit(limit),
+        }
+    }
+
     /// The RED state, for inspection.
     pub fn as_red(&self) -> Option<&Red> {
         match self {

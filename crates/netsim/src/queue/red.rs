@@ -394,6 +394,13 @@ impl Red {
         self.q_w
     }
 
+    /// Set `limit_` (later arrivals see it; waiting packets stay). The thresholds and the
+    /// packet-time constant keep the values NS-2 derived when the queue was configured.
+    pub fn set_limit(&mut self, limit: u32) {
+        self.cfg.limit = limit;
+        self.lim = f64::from(limit) * self.unit;
+    }
+
     /// The hard limit in queue units (bytes in byte mode).
     pub fn limit_units(&self) -> f64 {
         self.lim
