@@ -87,6 +87,15 @@ pub struct RawLink {
     pub droptail: Option<Spanned<RawDropTail>>,
     pub loss: Option<Spanned<RawLoss>>,
     pub wireless: Option<Spanned<RawWireless>>,
+    pub trace: Option<Spanned<RawLinkTrace>>,
+}
+
+/// `[links.trace]`: a capacity trace.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLinkTrace {
+    /// A CSV file of `time_s,bandwidth` steps, relative to the scenario file.
+    pub file: Spanned<String>,
 }
 
 /// `[links.droptail]`: NS-2's Queue/DropTail options.
