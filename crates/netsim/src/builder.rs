@@ -314,7 +314,7 @@ impl NetworkBuilder {
         self.changes.push(LinkChange { at, link, update });
     }
 
-    /// The per-packet cost of protection at every host ([`crate::policy::HostStage`]); the
+    /// The per-packet cost of protection at every host (its outgoing and incoming stages); the
     /// default is [`ProtectionCost::default`]. Unprotected packets cost nothing.
     pub fn protection_cost(&mut self, seal: Duration, open: Duration) {
         self.protection = ProtectionCost { seal, open };

@@ -6,7 +6,7 @@
 //!   unprotected packets as exposed.
 //! - [`TtlExpiry`], at a link's TTL check: drop the packet, or drop it and return a
 //!   time-exceeded notice to its source.
-//! - [`HostStage`], between an agent and its node, both ways: a per-packet processing cost
+//! - `HostStage`, between an agent and its node, both ways: a per-packet processing cost
 //!   (sealing a protected packet before it leaves, opening it before the agent gets it), one
 //!   packet at a time and in order, as one CPU would; and [`Marking`], which protects every
 //!   packet an agent sends.

@@ -387,7 +387,7 @@ impl Simulator {
     }
 
     /// The true cause of each dropped data packet of `flow`, by sequence number, when the flow
-    /// was built with [`NetworkBuilder::record_drop_causes`] (`None` otherwise).
+    /// was built with [`crate::NetworkBuilder::record_drop_causes`] (`None` otherwise).
     pub fn drop_causes(&self, flow: FlowId) -> Option<&HashMap<u64, DropCause>> {
         self.flows.get(flow as usize)?.drop_causes.as_ref()
     }
