@@ -552,7 +552,7 @@ delay = 0.01
 duplex = false
 [[links]]
 from = "c"
-to = "b"
+to = "a"
 bandwidth = 1e6
 delay = 0.01
 duplex = false
