@@ -121,6 +121,8 @@ const MAX_DECISIONS: usize = 1 << 16;
 pub struct Receiver {
     cfg: ReceiverConfig,
     newest: Option<Newest>,
+    /// i of §6.3: the sequence number of the first packet that arrived.
+    first_seq: Option<u64>,
     pending: Vec<Pending>,
     history: LossHistory,
     packets_received: u64,
@@ -176,6 +178,7 @@ impl Receiver {
             ),
             cfg,
             newest: None,
+            first_seq: None,
             pending: Vec::new(),
             packets_received: 0,
             bytes_received: 0,
@@ -283,20 +286,12 @@ impl Receiver {
             Some(n) => hdr.seq > n.arr.seq,
         };
         if first {
-            // §6.3.1 "if the first data packet is lost": with sequence numbers starting at 0, a
-            // first arrival above 0 means its predecessors were lost. NS-2 starts its record at
-            // the first packet instead ("maxseq = seqno - 1").
-            if self.cfg.first_interval.null_interval_rule && hdr.seq > 0 {
-                self.pending.push(Pending {
-                    lo: 0,
-                    hi: hdr.seq - 1,
-                    later: 0,
-                    before: this,
-                    after: this,
-                    // No delay average exists yet: congestion, the conservative class.
-                    class: LossClass::Congestion,
-                });
-            }
+            // §6.3: "The receiver is initialized by the first data packet that arrives at the
+            // receiver. Let the sequence number of this packet be i." Nothing below i is a hole:
+            // a sender may start anywhere (DCCP's initial sequence numbers are random, RFC 4340
+            // §7.2), and the receiver cannot tell a lost first packet from a later start. (NS-2
+            // does the same: "maxseq = seqno - 1".)
+            self.first_seq = Some(hdr.seq);
         }
         if new_highest {
             if let Some(n) = self.newest {
@@ -577,14 +572,29 @@ impl Receiver {
             return 0.0;
         }
         let from = now.saturating_sub(duration_from_secs_f64(w));
-        let bytes: u64 = self
-            .arrivals
+        let bytes = self.bytes_since(from);
+        if bytes == 0 && self.data_since_report && now > last {
+            // "the receive rate MAY be calculated over a longer time interval, the time interval
+            // going back to the most recent feedback timer expiration that was at least R_(m-1)
+            // seconds ago" (§6.2 step 2): a report is only sent when data arrived since the last
+            // one, so going back to the last report keeps "a minimum value for the measured
+            // receive rate X_recv of one packet per round-trip time" when the timer fired late
+            // or the packets arrived in a burst earlier than R_(m-1) ago. A zero X_recv would
+            // tell the sender the receiver had measured nothing.
+            let w = now.saturating_since(last).as_secs_f64();
+            return self.bytes_since(last) as f64 / w;
+        }
+        bytes as f64 / w
+    }
+
+    /// Segment bytes of the data packets that arrived strictly after `from`.
+    fn bytes_since(&self, from: Time) -> u64 {
+        self.arrivals
             .iter()
             .rev()
             .take_while(|e| e.0 > from)
             .map(|e| u64::from(e.1))
-            .sum();
-        bytes as f64 / w
+            .sum()
     }
 
     /// NS-2 `est_thput()` in packets/s (spec B5 "X_recv").
@@ -643,14 +653,16 @@ impl Receiver {
             FirstTarget::LastXRecv => current,
         };
         if self.cfg.first_interval.null_interval_rule {
-            // "X_target of 0.5/R packets per second" when the first data packet is lost, and
-            // "0.5/R packets per second as the minimum value for X_target".
+            // "X_target of 0.5/R packets per second" when the first data packet is "lost or
+            // ECN-marked" (the receiver sees the mark; a loss below the first arrival it cannot
+            // see, §6.3), and "0.5/R packets per second as the minimum value for X_target".
             let floor = 0.5 * s / r;
-            target = if self.history.first_event_start() == Some(0) {
-                floor
-            } else {
-                target.max(floor)
-            };
+            target =
+                if self.first_seq.is_some() && self.history.first_event_start() == self.first_seq {
+                    floor
+                } else {
+                    target.max(floor)
+                };
         }
         let p = self.invert(target, s, r, t_rto);
         let len = match self.cfg.first_interval.inversion {

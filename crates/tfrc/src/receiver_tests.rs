@@ -247,19 +247,46 @@ fn rfc5348_s6_3_1_first_interval_from_max_x_recv() {
 
 /// §6.3.1: "if the first data packet is lost or ECN-marked … the TFRC receiver calculates the
 /// loss interval that would be required to produce the target rate X_target of 0.5/R packets
-/// per second" — f(p) = 2 with t_RTO = 4R, p ≈ 20.6% (spec C9).
+/// per second" — f(p) = 2 with t_RTO = 4R, p ≈ 20.6%. The receiver sees a marked first packet
+/// (a lost one is invisible to it, §6.3: it starts from the first arrival).
 #[test]
-fn rfc5348_s6_3_1_first_packet_lost() {
+fn rfc5348_s6_3_1_first_packet_marked() {
     let mut r = rfc();
-    for seq in 1..5 {
+    let h = hdr(7, 100);
+    let now = h.timestamp + Duration::from_millis(50);
+    r.on_data_with(
+        now,
+        &h,
+        Arrival {
+            wire_len: 1036,
+            ce: true,
+            ttl: None,
+        },
+    );
+    r.poll_feedback(now);
+    for seq in 8..12 {
         deliver(&mut r, seq, 100);
     }
-    assert_eq!(r.history().first_event_start(), Some(0));
+    assert_eq!(r.history().first_event_start(), Some(7));
     let st = r.status();
     let p = 1.0 / st.loss_intervals[0];
     let x = Equation::RFC5348.rate(1000.0, 0.1, 0.4, p);
     assert!((x - 5000.0).abs() < 5000.0 * 1e-6, "X = {x}");
     assert!((p - 0.2064).abs() < 0.0005, "p = {p}");
+}
+
+/// §6.3: "The receiver is initialized by the first data packet that arrives": a first arrival
+/// at sequence number 1 000 000 declares nothing lost (it used to declare 10^6 packets lost
+/// and report p = 1e-6).
+#[test]
+fn rfc5348_s6_3_starts_from_first_arrival() {
+    for mut r in [rfc(), ns2()] {
+        for seq in 1_000_000..1_000_010 {
+            deliver(&mut r, seq, 100);
+        }
+        let st = r.status();
+        assert_eq!((st.lost_packets, st.loss_events, st.p), (0, 0, 0.0));
+    }
 }
 
 /// §6.1: a new loss event raises p, so the timer expires at once even mid-RTT; without a new

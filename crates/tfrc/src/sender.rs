@@ -84,6 +84,14 @@ pub struct SenderStatus {
     /// Whether the last feedback judged losses random and so used the random-loss equation
     /// (V1/V3).
     pub random_losses: bool,
+    /// When the nofeedback timer is armed to expire (`None` before the start and after
+    /// [`Sender::stop`]). Under RFC 5348 rate control it is max(4R, 2s/X) after the last
+    /// feedback or expiry, with the X that feedback or expiry left in force.
+    pub nofeedback_at: Option<Time>,
+    /// RTT samples refused as implausible (a feedback echoing a timestamp from the future, or
+    /// reporting an elapsed time t_delay at least as long as the measured round trip; a
+    /// handshake RTT of zero). `docs/tfrc-core.md` states the rule.
+    pub rtt_samples_refused: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +217,7 @@ pub struct Sender {
     ttl_exceeded: u64,
     protected_sent: u64,
     link_error_rescales: u64,
+    rtt_samples_refused: u64,
 }
 
 impl Sender {
@@ -267,6 +276,7 @@ impl Sender {
             ttl_exceeded: 0,
             protected_sent: 0,
             link_error_rescales: 0,
+            rtt_samples_refused: 0,
         })
     }
 
@@ -803,11 +813,15 @@ impl Sender {
             return;
         }
         // §4.3 step 1: "R_sample = (t_now - t_recvdata) - t_delay."
-        let sample = now
-            .saturating_since(fb.timestamp_echo)
-            .saturating_sub(fb.elapsed)
-            .as_secs_f64()
-            .max(MIN_SAMPLE);
+        let sample = plausible_sample(now, fb);
+        if sample.is_none() {
+            self.rtt_samples_refused = self.rtt_samples_refused.saturating_add(1);
+            if !self.rtt.has_sample() {
+                // Without any R the feedback cannot be applied (§4.2 needs R for
+                // initial_rate); wait for one whose sample is plausible.
+                return;
+            }
+        }
         let x_recv = if fb.x_recv.is_finite() && fb.x_recv >= 0.0 {
             fb.x_recv
         } else {
@@ -821,7 +835,7 @@ impl Sender {
         let first = self.feedbacks == 0;
         self.feedbacks = self.feedbacks.saturating_add(1);
         let p_before = self.p;
-        if let BacklogRule::Veno(v) = &self.cfg.backlog {
+        if let (BacklogRule::Veno(v), Some(sample)) = (&self.cfg.backlog, sample) {
             self.veno.on_feedback(v, sample, x_recv, self.s);
         }
         // E2: does this feedback report a link-error loss?
@@ -857,12 +871,22 @@ impl Sender {
         }
         self.last_x_recv = x_recv;
         self.sanitize_x();
+        if let RateControl::Rfc5348(_) = self.cfg.rate_control {
+            // §4.3 steps 3 and 6: "RTO = max(4*R, 2*s/X)", "Reset the nofeedback timer to
+            // expire after RTO seconds". RTO is computed here, with the X this feedback left in
+            // force, not before step 4 with the previous X as the RFC lists the steps (Linux
+            // CCID-3's order): after the first feedback raises X from s B/s to W_init/R the
+            // timer is 4R, not 2 s, and it agrees with `status().nofeedback_at`.
+            self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+            self.sent_since_nfb = false;
+        }
         self.reanchor(now);
     }
 
     /// Fold in a feedback's RTT sample (§4.3 step 2), rescaling t_RTO when the feedback reported
-    /// a link-error loss (E2).
-    fn rtt_sample(&mut self, sample: f64) {
+    /// a link-error loss (E2). A refused sample (`None`) leaves R, R_sqmean and t_RTO alone.
+    fn rtt_sample(&mut self, sample: Option<f64>) {
+        let Some(sample) = sample else { return };
         let q2 = self.q2();
         match self.cfg.link_error_rto {
             LinkErrorRto::Rescale { spike, .. } if self.link_error_fb => {
@@ -878,7 +902,7 @@ impl Sender {
         &mut self,
         now: Time,
         fb: &Feedback,
-        sample: f64,
+        sample: Option<f64>,
         x_recv: f64,
         p: f64,
         first: bool,
@@ -889,8 +913,8 @@ impl Sender {
         self.round = self.round.saturating_add(1);
         self.urgent = false;
         let rr = self.rtt.r();
-        // Step 3: "RTO = max(4*R, 2*s/X)" with the X in force when the feedback arrived.
-        let rto = self.nofeedback_interval();
+        // Step 3 (RTO) and step 6 (the nofeedback timer) are done by `on_feedback` once X is
+        // final.
         let p_prev = self.p;
         self.p = p;
         let min_rate = self.s / r.t_mbi.as_secs_f64();
@@ -905,11 +929,24 @@ impl Sender {
             // (After a handshake RTT the first feedback is an ordinary one.)
             self.x = self.initial_rate();
             self.tld = now;
+            // "recv_limit is set to Infinity for the first two round-trip times of the
+            // connection": two round-trip times are counted from the first R, not from the
+            // first send, so a first packet lost or a first feedback delayed by more than 2R
+            // does not cut the Infinity short.
+            self.restamp_infinity(now);
         } else {
             // Step 4. "If the feedback packet reports a receive rate X_recv of zero … the sender
             // does not consider that the entire interval … was a data-limited interval."
             let limited = r.data_limited && x_recv > 0.0 && limited_interval;
-            let recv_limit = if limited {
+            let recv_limit = if x_recv == 0.0 {
+                // A zero X_recv says the receiver had nothing to measure yet (§6.3's first
+                // report, or a feedback sent before any packet fell in its R_(m-1) window); it is
+                // not a receive rate. Entering it into X_recv_set would delete the Infinity and
+                // give recv_limit = 0, pinning X at s/t_mbi with p > 0 (one packet per 64 s)
+                // until the receiver had something to measure, which it never would. The set is
+                // left as it is, as Linux CCID-3 ignored the first feedback's X_recv.
+                2.0 * self.max_x_recv()
+            } else if limited {
                 if p > p_prev {
                     // "Halve entries in X_recv_set; X_recv = 0.85 * X_recv; Maximize X_recv_set();
                     // recv_limit = max (X_recv_set);"
@@ -936,9 +973,15 @@ impl Sender {
             }
         }
         self.x_calc = if p > 0.0 { self.equation_rate() } else { 0.0 };
-        // Step 6: "Reset the nofeedback timer to expire after RTO seconds."
-        self.nfb_at = Some(add_secs(now, rto));
-        self.sent_since_nfb = false;
+    }
+
+    /// Re-stamp X_recv_set's initial Infinity, if still there, at the first RTT measurement.
+    fn restamp_infinity(&mut self, now: Time) {
+        for e in &mut self.x_recv_set {
+            if e.0.is_infinite() {
+                e.1 = now;
+            }
+        }
     }
 
     /// §4.3 "Maximize X_recv_set()": keep only the largest of the set and X_recv, without the
@@ -971,7 +1014,7 @@ impl Sender {
     fn ns2_feedback(
         &mut self,
         now: Time,
-        sample: f64,
+        sample: Option<f64>,
         x_recv: f64,
         p: f64,
         first: bool,
@@ -1121,6 +1164,11 @@ impl Sender {
         {
             return;
         }
+        if rtt.is_zero() {
+            // Implausible (see `plausible_sample`): W_init/R would be unbounded.
+            self.rtt_samples_refused = self.rtt_samples_refused.saturating_add(1);
+            return;
+        }
         self.rtt.seed(rtt.as_secs_f64().max(MIN_SAMPLE));
         self.handshake_rtt = true;
         if self.life == Lifecycle::Running {
@@ -1128,6 +1176,7 @@ impl Sender {
             self.x = self.initial_rate();
             self.sanitize_x();
             self.tld = now;
+            self.restamp_infinity(now);
             self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
             self.sent_since_nfb = false;
             self.reanchor(now);
@@ -1233,8 +1282,25 @@ impl Sender {
             link_error_rescales: self.link_error_rescales,
             backlog: self.veno.backlog(),
             random_losses: self.veno.random(),
+            nofeedback_at: self.nfb_at,
+            rtt_samples_refused: self.rtt_samples_refused,
         }
     }
+}
+
+/// §4.3 step 1's R_sample = (t_now − t_recvdata) − t_delay in seconds, or `None` when it is
+/// implausible: the echoed timestamp is not in the past (t_recvdata ≥ t_now), or the receiver's
+/// t_delay is at least the measured round trip. Either says a clock or a header is wrong, and a
+/// sample of zero, floored to 1 µs, would make §4.5's X_inst = X·R_sqmean/sqrt(R_sample)
+/// hundreds of times X (or a first R of 1 µs would start at W_init/1 µs). Such samples are
+/// refused and counted (Linux DCCP clamps its samples for the same reason; QUIC, RFC 9002 §5.3,
+/// never lets an ack delay take a sample below min_rtt). Positive samples are floored at
+/// 1 µs so that R, t_ipi and the equation stay finite.
+fn plausible_sample(now: Time, fb: &Feedback) -> Option<f64> {
+    // An echo from the future measures zero (saturating), and so is refused below.
+    let measured = now.saturating_since(fb.timestamp_echo);
+    let sample = measured.checked_sub(fb.elapsed)?;
+    (!sample.is_zero()).then(|| sample.as_secs_f64().max(MIN_SAMPLE))
 }
 
 /// `t + secs`, saturating; negative or NaN `secs` add nothing.

@@ -42,7 +42,7 @@ fn rfc_eq(r: f64, p: f64) -> f64 {
 
 /// §4.2: before any RTT sample X = s bytes/s and the nofeedback timer is 2 s; the first
 /// feedback sets X = initial_rate = W_init/R and tld = now; §4.3 step 3 restarts the timer at
-/// max(4R, 2s/X) with the X in force before the update.
+/// max(4R, 2s/X) with the X the feedback left in force (see `on_feedback`).
 #[test]
 fn rfc5348_s4_2_initial_rate_and_timer() {
     let mut s = rfc();
@@ -58,7 +58,8 @@ fn rfc5348_s4_2_initial_rate_and_timer() {
     s.on_feedback(ms(1100), &fb(ms(1000), 0.0, 0.0));
     assert!(close(s.rate(), 40_000.0, 1e-12), "{}", s.rate());
     assert_eq!(s.tld, ms(1100));
-    assert_eq!(s.nfb_at, Some(ms(3100)), "max(4R, 2s/X_old) = 2 s");
+    assert_eq!(s.nfb_at, Some(ms(1500)), "max(4R, 2s/X_new) = 4R");
+    assert_eq!(s.status().nofeedback_at, s.nfb_at);
     assert_eq!(s.rtt(), Some(Duration::from_millis(100)));
     // The schedule is re-anchored: the next packet goes at once, then every 25 ms.
     assert!(s.poll_transmit(ms(1100)).is_some());
@@ -92,8 +93,11 @@ fn rfc5348_s4_3_slow_start_capped_by_twice_x_recv() {
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
     s.on_feedback(ms(150), &fb(ms(50), 30_000.0, 0.0));
-    // The Infinity (stamped at start, t = 0) is older than 2R at t = 250 ms.
+    // The Infinity (stamped at the first RTT measurement, t = 100 ms) is still there at
+    // t = 250 ms and gone at 350 ms.
     s.on_feedback(ms(250), &fb(ms(150), 30_000.0, 0.0));
+    assert_eq!(s.status().recv_limit, None);
+    s.on_feedback(ms(350), &fb(ms(250), 30_000.0, 0.0));
     assert!(close(s.rate(), 60_000.0, 1e-12), "min(2X, 2*X_recv)");
     assert_eq!(s.status().recv_limit, Some(60_000.0));
     s.on_feedback(ms(700), &fb(ms(600), 10_000.0, 0.0));
@@ -216,10 +220,10 @@ fn rfc5348_s4_4_nofeedback_case_b_idle_sender_keeps_rate() {
     s.push_packets(ms(0), 1);
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
-    assert_eq!(s.nfb_at, Some(ms(2100)));
-    s.on_timeout(ms(2100));
+    assert_eq!(s.nfb_at, Some(ms(500)));
+    s.on_timeout(ms(500));
     assert!(close(s.rate(), 40_000.0, 1e-12));
-    assert_eq!(s.nfb_at, Some(ms(2500)), "max(4R, 2s/X) = 4R");
+    assert_eq!(s.nfb_at, Some(ms(900)), "max(4R, 2s/X) = 4R");
 }
 
 /// §4.4 case (c): p = 0 and not idle: "X = max(X/2, s/t_mbi)".
@@ -307,6 +311,10 @@ fn rfc5348_s4_6_credit_limited_to_one_rtt() {
     s.push_packets(ms(0), 1);
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
+    // Idle: case (b) of §4.4 keeps X at each expiry (500 and 900 ms).
+    s.on_timeout(ms(500));
+    s.on_timeout(ms(900));
+    assert_eq!(s.status().nofeedback_at, Some(ms(1300)));
     s.push_packets(ms(1100), 100);
     let mut burst = 0;
     while s.poll_transmit(ms(1100)).is_some() {
