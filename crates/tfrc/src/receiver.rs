@@ -597,7 +597,7 @@ impl Receiver {
             .sum()
     }
 
-    /// NS-2 `est_thput()` in packets/s (spec B5 "X_recv").
+    /// NS-2 `est_thput()` in packets/s (`docs/tfrc-core.md` N23).
     fn ns2_thput(&self, now: Time) -> f64 {
         let Some(n) = self.newest else { return 1.0 };
         let last_report = self.last_report.unwrap_or(Time::ZERO);
@@ -672,7 +672,7 @@ impl Receiver {
         self.history.seed_first_interval(len);
     }
 
-    /// NS-2 `adjust_history()` at the first gap (spec B5 "First gap").
+    /// NS-2 `adjust_history()` at the first gap (`docs/tfrc-core.md` N21).
     fn ns2_adjust_history(&mut self, now: Time, hdr: &DataHeader) {
         self.loss_seen = true;
         let Some(n) = self.newest else { return };
@@ -806,7 +806,7 @@ impl Receiver {
         }
     }
 
-    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (spec B6-20).
+    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (`docs/tfrc-core.md` N20).
     fn ns2_est_loss(&mut self, n: Newest) -> f64 {
         if let Discounting::On {
             update: DiscountUpdate::EveryReport,
@@ -888,9 +888,7 @@ impl Receiver {
 }
 
 #[cfg(test)]
-#[path = "receiver_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "receiver_variant_tests.rs"]
 mod variant_tests;

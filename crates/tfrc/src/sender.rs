@@ -119,7 +119,7 @@ struct Ns2State {
     delta: f64,
     last_change: Time,
     datalimited: bool,
-    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (spec B4).
+    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (`docs/tfrc-core.md` N14).
     lastlimited: f64,
     all_idle: bool,
     heavyrounds: u32,
@@ -349,7 +349,7 @@ impl Sender {
     /// RFC 5348 §4.2 / NS-2 `start()`.
     fn start(&mut self, now: Time) {
         self.life = Lifecycle::Running;
-        // §4.2: "the value of X is set to s bytes per second" (NS-2: InitRate_, B6-1).
+        // §4.2: "the value of X is set to s bytes per second" (NS-2: InitRate_, N1).
         self.x = match self.cfg.startup.rate {
             StartRate::OneSegmentPerSecond => self.s,
             StartRate::BytesPerSecond(r) => r,
@@ -406,7 +406,7 @@ impl Sender {
         self.initial_window() * self.s / self.rtt.r()
     }
 
-    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (spec B6-8).
+    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (`docs/tfrc-core.md` N8).
     fn min_rate(&self) -> f64 {
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.s / r.t_mbi.as_secs_f64(),
@@ -450,7 +450,7 @@ impl Sender {
         let f = match self.cfg.oscillation {
             Oscillation::Off => 1.0,
             Oscillation::SqrtRtt { .. } => self.rtt.oscillation_factor(),
-            // Not RFC 5348: X_inst never above X (Linux CCID-3, spec C7).
+            // Not RFC 5348: X_inst never above X (Linux CCID-3; `docs/tfrc-core.md`, "Options beyond both profiles").
             Oscillation::SqrtRttCapped { .. } => self.rtt.oscillation_factor().min(1.0),
         };
         (self.x * f).max(self.min_rate()).min(X_MAX)
@@ -511,7 +511,7 @@ impl Sender {
             && self.ns2.phase == Ns2Phase::SlowStart
             && self.ns2.oldrate + SMALLFLOAT < self.x;
         let xrate = if ramp {
-            // spec B6-4: "ramp the pacing rate linearly toward the new rate over one RTT".
+            // `docs/tfrc-core.md` N4: "ramp the pacing rate linearly toward the new rate over one RTT".
             self.ns2.oldrate += self.ns2.delta;
             self.ns2.oldrate
         } else {
@@ -699,7 +699,7 @@ impl Sender {
 
     fn nofeedback_expired(&mut self, now: Time) {
         self.nofeedback_expiries = self.nofeedback_expiries.saturating_add(1);
-        // Seed 003 V1 (spec): BaseRTT is "reset after idle / nofeedback expiry".
+        // Seed 003 V1 (`docs/variants.md`): BaseRTT is "reset after idle / nofeedback expiry".
         self.veno.reset();
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.rfc_nofeedback(now, r),
@@ -776,7 +776,7 @@ impl Sender {
         self.x = x_bps.min(recv_limit).max(min_rate);
     }
 
-    /// NS-2 `reduce_rate_on_no_feedback()` (spec B4 "Nofeedback expiry", B6-12).
+    /// NS-2 `reduce_rate_on_no_feedback()` (`docs/tfrc-core.md` N12).
     fn ns2_nofeedback(&mut self, now: Time, r: Ns2Rules) {
         if self.ns2.phase != Ns2Phase::SlowStart {
             self.ns2.phase = Ns2Phase::RateDecrease;
@@ -843,7 +843,7 @@ impl Sender {
             LinkErrorRto::Off => false,
             LinkErrorRto::Rescale { source, .. } => match source {
                 LinkErrorSource::Receiver => fb.link_errors > 0,
-                // Spec V1: "N < 3 is also available as a loss classifier for E2": a feedback
+                // `docs/variants.md` V1: "N < 3 is also available as a loss classifier for E2": a feedback
                 // with a higher p reports a new loss, judged random by the backlog.
                 LinkErrorSource::VenoBacklog => p > p_before && self.veno.random(),
             },
@@ -854,7 +854,7 @@ impl Sender {
         }
         if let GrowthCap::Simd { a } = self.cfg.growth_cap {
             if p > 0.0 {
-                // Spec V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a feedback with a
+                // `docs/variants.md` V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a feedback with a
                 // higher p is a loss event and re-anchors X0.
                 self.x = self.simd.cap(
                     a,
@@ -1010,7 +1010,7 @@ impl Sender {
         self.x_recv_set.iter().map(|e| e.0).fold(0.0, f64::max)
     }
 
-    /// NS-2.35 `TfrcAgent::recv()` (spec B4 "On feedback").
+    /// NS-2.35 `TfrcAgent::recv()` (the NS-2 sender rules in `docs/tfrc-core.md`).
     fn ns2_feedback(
         &mut self,
         now: Time,
@@ -1022,7 +1022,7 @@ impl Sender {
     ) {
         self.round = self.round.saturating_add(1);
         self.urgent = false;
-        // "The first report's X_recv is ignored" (B6-2): round_id > 1 only.
+        // "The first report's X_recv is ignored" (N2): round_id > 1 only.
         if self.round > 1 && x_recv > 0.0 {
             self.ns2.ss_maxrate = 2.0 * x_recv;
             self.ns2.maxrate = 2.0 * x_recv;
@@ -1041,7 +1041,7 @@ impl Sender {
             self.ns2_nextpkt(now);
         } else if self.ns2.phase == Ns2Phase::SlowStart {
             if p > 0.0 {
-                // B6-6: leave slow start at X_calc, with no receive-rate cap.
+                // N6: leave slow start at X_calc, with no receive-rate cap.
                 self.ns2.phase = Ns2Phase::OutOfSlowStart;
                 self.x = self.x_calc;
                 self.ns2.oldrate = self.x;
@@ -1070,7 +1070,7 @@ impl Sender {
         };
     }
 
-    /// NS-2 `slowstart()` (spec B4, B6-3).
+    /// NS-2 `slowstart()` (`docs/tfrc-core.md` N3).
     fn ns2_slowstart(&mut self, now: Time, r: Ns2Rules) {
         let rr = self.rtt.r();
         let w = self.initial_window();
@@ -1096,7 +1096,7 @@ impl Sender {
                 self.ns2_set_delta();
                 self.ns2.last_change = now;
             } else if self.x > self.ns2.ss_maxrate {
-                // B6-3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+                // N3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
                 self.x = self.ns2.ss_maxrate / 2.0;
                 self.ns2.oldrate = self.x;
                 self.ns2.delta = 0.0;
@@ -1110,7 +1110,7 @@ impl Sender {
         }
     }
 
-    /// NS-2 `increase_rate()`: about +1 packet/RTT per RTT (spec B6-7).
+    /// NS-2 `increase_rate()`: about +1 packet/RTT per RTT (`docs/tfrc-core.md` N7).
     fn ns2_increase(&mut self, now: Time) {
         let rr = self.rtt.r();
         let mult = (now.saturating_since(self.ns2.last_change).as_secs_f64() / rr).min(2.0);
@@ -1127,7 +1127,7 @@ impl Sender {
         self.ns2.heavyrounds = 0;
     }
 
-    /// NS-2 `decrease_rate()`: X = min(X_calc, max(2·X_recv, s/R)) (spec B6-8).
+    /// NS-2 `decrease_rate()`: X = min(X_calc, max(2·X_recv, s/R)) (`docs/tfrc-core.md` N8).
     fn ns2_decrease(&mut self, now: Time, r: Ns2Rules) {
         self.x = self.x_calc;
         let maximum = self.ns2.maxrate.max(self.s / self.rtt.r());
@@ -1338,11 +1338,9 @@ mod test_support {
 }
 
 #[cfg(test)]
-#[path = "sender_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "sender_variant_tests.rs"]
 mod variant_tests;
 
 /// The send timer's expiry as a [`Time`]: `exact` seconds rounded to the nanosecond, at least

@@ -1,4 +1,4 @@
-//! Sender unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, spec B4/B6) they
+//! Sender unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, `docs/tfrc-core.md` N1–N24) they
 //! check. Times are in milliseconds; R = 100 ms unless stated; s = 1000 B, so RFC 5348's
 //! W_init is 4 packets and initial_rate = 40 000 B/s.
 
@@ -374,7 +374,7 @@ fn backlog_and_stop() {
 
 // ----- NS-2.35 ---------------------------------------------------------------------------------
 
-/// spec B4 start(), B6-1: rate 300 B/s, one packet at once, the send timer at size_/rate_ =
+/// `docs/tfrc-core.md` N1: rate 300 B/s, one packet at once, the send timer at size_/rate_ =
 /// 3.33 s and the nofeedback timer at 2·size_/rate_ = 6.67 s; the first packets are urgent.
 #[test]
 fn ns2_start_at_300_bytes_per_second() {
@@ -389,7 +389,7 @@ fn ns2_start_at_300_bytes_per_second() {
     assert_eq!(s.nfb_at, Some(Time::from_nanos(6_666_666_667)));
 }
 
-/// spec B4 recv() and slowstart(), B6-2, B6-5: the first feedback sets rate_ = 4 whole packets
+/// `docs/tfrc-core.md` N2, N5: the first feedback sets rate_ = 4 whole packets
 /// per R and sends a packet at once; the first report's X_recv is ignored; the nofeedback
 /// timer becomes max(2R, 2s/rate_) with the old rate.
 #[test]
@@ -424,7 +424,7 @@ fn ns2_after_two_feedbacks() -> Sender {
     s
 }
 
-/// spec B4 slowstart(), B6-3/B6-4: after more than R since the last change the rate doubles,
+/// `docs/tfrc-core.md` N3/N4: after more than R since the last change the rate doubles,
 /// capped by 2·X_recv, and the pacing rate ramps linearly (slow_increase_) by
 /// delta = (new - old)/(new·R/s) per packet.
 #[test]
@@ -440,7 +440,7 @@ fn ns2_slow_start_doubles_capped_and_ramps() {
     assert!(close(s.status().x_inst, 40_000.0 + delta, 1e-12));
 }
 
-/// spec B6-3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+/// `docs/tfrc-core.md` N3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
 #[test]
 fn ns2_slow_start_over_cap_drops_to_x_recv() {
     let mut s = ns2_after_two_feedbacks();
@@ -448,7 +448,7 @@ fn ns2_slow_start_over_cap_drops_to_x_recv() {
     assert!(close(s.rate(), 15_000.0, 1e-12));
 }
 
-/// spec B6-6: on the first loss report slow start ends at X_calc, with no X_recv cap; the
+/// `docs/tfrc-core.md` N6: on the first loss report slow start ends at X_calc, with no X_recv cap; the
 /// equation is the clamped one with the TCP-tick t_RTO.
 #[test]
 fn ns2_leaves_slow_start_at_x_calc() {
@@ -461,7 +461,7 @@ fn ns2_leaves_slow_start_at_x_calc() {
     assert_eq!(s.immediate, 0, "no immediate send when leaving slow start");
 }
 
-/// spec B4 increase_rate()/decrease_rate(), B6-7/B6-8: a rising X_calc is followed by
+/// `docs/tfrc-core.md` N7/N8: a rising X_calc is followed by
 /// +s/R·min(elapsed/R, 2); a falling one is taken at once but capped at max(2·X_recv, s/R).
 #[test]
 fn ns2_additive_increase_and_capped_decrease() {
@@ -480,7 +480,7 @@ fn ns2_additive_increase_and_capped_decrease() {
     );
 }
 
-/// spec B4 "Nofeedback expiry", B6-12: after max(2R, 2s/X) without feedback the rate halves,
+/// `docs/tfrc-core.md` N12: after max(2R, 2s/X) without feedback the rate halves,
 /// the round advances, the next packet is urgent and goes at once.
 #[test]
 fn ns2_nofeedback_halves_and_sends_at_once() {
@@ -496,7 +496,7 @@ fn ns2_nofeedback_halves_and_sends_at_once() {
     assert_eq!(h.round, 4);
 }
 
-/// spec B4 "Application data after a data-limited period": data arriving after a send-timer
+/// `docs/tfrc-core.md` N5, N14: data arriving after a send-timer
 /// tick found nothing to send goes out at once.
 #[test]
 fn ns2_data_limited_sender_sends_new_data_at_once() {
@@ -511,7 +511,7 @@ fn ns2_data_limited_sender_sends_new_data_at_once() {
     assert!(!s.ns2.datalimited);
 }
 
-/// spec B6-9: the RTT filter weight is 0.95.
+/// `docs/tfrc-core.md` N9: the RTT filter weight is 0.95.
 #[test]
 fn ns2_rtt_filter_q_0_95() {
     let mut s = ns2_after_two_feedbacks();

@@ -1,4 +1,4 @@
-//! Receiver unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, spec B5/B6)
+//! Receiver unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, `docs/tfrc-core.md` N16–N24)
 //! they check. Data packets are 1000-byte segments sent every 10 ms and arriving 50 ms later;
 //! the sender's R in the headers is 100 ms unless stated.
 
@@ -339,7 +339,7 @@ fn urgent(seq: u64) -> DataHeader {
     }
 }
 
-/// spec B5 "When feedback is sent": urgent packets are answered; otherwise a report goes out on
+/// `docs/tfrc-core.md` N22: urgent packets are answered; otherwise a report goes out on
 /// a new highest packet at least rtt_ after the last report, with a backup timer at 1.5·rtt_.
 #[test]
 fn ns2_report_timing() {
@@ -368,7 +368,7 @@ fn ns2_report_timing() {
     assert_eq!(r.poll_timeout(), Some(ms(610)));
 }
 
-/// spec B5 est_thput, B6-23: X_recv is packets per second (times s) since the last report when
+/// `docs/tfrc-core.md` N23: X_recv is packets per second (times s) since the last report when
 /// that is at least rtt_ ago.
 #[test]
 fn ns2_x_recv_in_packets_per_second() {
@@ -386,8 +386,8 @@ fn ns2_x_recv_in_packets_per_second() {
     );
 }
 
-/// spec B5 loss decision and B6-16: `numPkts_` = 1 — the first later packet reveals the loss;
-/// spec B5 "First gap": the history restarts from the last report, its first interval is
+/// `docs/tfrc-core.md` N16: `numPkts_` = 1 — the first later packet reveals the loss;
+/// `docs/tfrc-core.md` N21: the history restarts from the last report, its first interval is
 /// floor(1/p) for NS-2's `b_to_p` of the last-RTT X_recv, and that p is reported as is.
 #[test]
 fn ns2_first_gap_adjusts_history() {
@@ -415,8 +415,8 @@ fn ns2_first_gap_adjusts_history() {
     assert_eq!(st.open_interval, Some(6.0));
 }
 
-/// spec B5/B6-17: loss events use interpolated sender timestamps and need a newer sender round
-/// (`PreciseLoss_`); I_0 = S_C - S_A (B6-18).
+/// `docs/tfrc-core.md` N16–N24-17: loss events use interpolated sender timestamps and need a newer sender round
+/// (`PreciseLoss_`); I_0 = S_C - S_A (N18).
 #[test]
 fn ns2_loss_events_need_a_new_round() {
     let mut r = ns2();
