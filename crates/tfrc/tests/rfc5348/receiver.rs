@@ -244,38 +244,45 @@ fn s5_4_current_interval_counts_only_when_larger() {
 }
 
 /// §5.5 (OPTIONAL, on in `rfc5348`): once I_0 > 2·I_mean, DF = max(2·I_mean/I_0, 0.25) and
-/// p = min(W_tot0/I_tot0, W_tot1/I_tot1) with the older intervals weighted by DF.
+/// p = min(W_tot0/I_tot0, W_tot1/I_tot1) with the older intervals weighted by DF. §8.5's MAY
+/// (a power-of-two DF) is not taken: DF here is not a power of two.
 #[test]
-fn s5_5_history_discounting() {
-    let mut r = rfc_rx();
-    ten_losses(&mut r, 400);
-    let st = r.status();
-    let i0 = st.open_interval.unwrap();
-    let closed: Vec<f64> = st.loss_intervals.iter().copied().take(8).collect();
-    let (mut it, mut wt) = (0.0, 0.0);
-    for (j, &ij) in closed.iter().enumerate() {
-        it += ij * w(j, 8);
-        wt += w(j, 8);
+fn s5_5_s8_5_history_discounting() {
+    // I_0 = 100 (DF = 2·20/100 = 0.4) and I_0 = 211 (DF at the 0.25 floor).
+    for last in [289u64, 400] {
+        let mut r = rfc_rx();
+        ten_losses(&mut r, last);
+        let st = r.status();
+        let i0 = st.open_interval.unwrap();
+        let closed: Vec<f64> = st.loss_intervals.iter().copied().take(8).collect();
+        let (mut it, mut wt) = (0.0, 0.0);
+        for (j, &ij) in closed.iter().enumerate() {
+            it += ij * w(j, 8);
+            wt += w(j, 8);
+        }
+        let mean = it / wt;
+        assert!(i0 > 2.0 * mean);
+        let df = (2.0 * mean / i0).max(0.25);
+        if last == 289 {
+            assert!(
+                (df - 0.4).abs() < 1e-12 && df.log2().fract() != 0.0,
+                "DF = {df}"
+            );
+        }
+        let (mut i_tot0, mut w_tot0) = (i0 * w(0, 8), w(0, 8));
+        for j in 1..8 {
+            i_tot0 += closed[j - 1] * w(j, 8) * df;
+            w_tot0 += w(j, 8) * df;
+        }
+        let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
+        for j in 1..=8 {
+            i_tot1 += closed[j - 1] * w(j - 1, 8);
+            w_tot1 += w(j - 1, 8);
+        }
+        let want = (w_tot0 / i_tot0).min(w_tot1 / i_tot1);
+        let got = r.loss_event_rate();
+        assert!((got - want).abs() < 1e-12, "I_0 {i0}: {got} vs {want}");
     }
-    let mean = it / wt;
-    assert!(i0 > 2.0 * mean);
-    let df = (2.0 * mean / i0).max(0.25);
-    let (mut i_tot0, mut w_tot0) = (i0 * w(0, 8), w(0, 8));
-    for j in 1..8 {
-        i_tot0 += closed[j - 1] * w(j, 8) * df;
-        w_tot0 += w(j, 8) * df;
-    }
-    let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
-    for j in 1..=8 {
-        i_tot1 += closed[j - 1] * w(j - 1, 8);
-        w_tot1 += w(j - 1, 8);
-    }
-    let want = (w_tot0 / i_tot0).min(w_tot1 / i_tot1);
-    assert!(
-        (r.loss_event_rate() - want).abs() < 1e-12,
-        "{} vs {want}",
-        r.loss_event_rate()
-    );
 }
 
 /// §6: "Feedback packets SHOULD normally be sent at least once per RTT": the timer runs every
@@ -442,4 +449,43 @@ fn s6_3_1_first_packet_marked() {
     deliver_at(&mut n, 0, ms(50), 100, true);
     stream(&mut n, 1..10);
     assert!(n.status().loss_intervals.is_empty());
+}
+
+/// §5: "If the receiver has not yet detected a lost or marked packet, then the receiver does not
+/// calculate the loss event rate, but reports a loss event rate of zero." Both profiles.
+#[test]
+fn s5_p_zero_before_any_loss() {
+    for mut r in [rfc_rx(), ns2_rx()] {
+        let fbs = stream(&mut r, 0..60);
+        assert!(fbs.len() >= 5);
+        assert!(fbs.iter().all(|(_, f)| f.p == 0.0));
+        assert!(r.history().closed_intervals().is_empty());
+    }
+}
+
+/// §8.4: the weights are the exact 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2, not the MAY of power-of-two
+/// weights (…, 0.75, 0.5, 0.25, 0.25): with unequal intervals the two give different p, and the
+/// receiver's is the exact one.
+#[test]
+fn s8_4_exact_weights() {
+    let lost = [10u64, 30, 70, 90, 130, 150, 190, 210, 250, 270];
+    let mut r = rfc_rx();
+    stream(&mut r, (0..=275).filter(|k| !lost.contains(k)));
+    let st = r.status();
+    let mut i = vec![st.open_interval.unwrap()];
+    i.extend(&st.loss_intervals);
+    let exact = 1.0 / i_mean(&i, 8);
+    let pow2 = [1.0, 1.0, 1.0, 1.0, 0.75, 0.5, 0.25, 0.25];
+    let (mut t1, mut wt) = (0.0, 0.0);
+    for j in 1..=8 {
+        t1 += i[j] * pow2[j - 1];
+        wt += pow2[j - 1];
+    }
+    let alt = wt / t1;
+    assert!(
+        (r.loss_event_rate() - exact).abs() < 1e-12,
+        "{} vs {exact}",
+        r.loss_event_rate()
+    );
+    assert!((alt - exact).abs() > 1e-4, "{alt} vs {exact}");
 }

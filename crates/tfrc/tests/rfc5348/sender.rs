@@ -497,3 +497,40 @@ fn s8_3_send_before_nominal_time() {
     assert_eq!(s.poll_transmit(ms(119)), None);
     assert!(s.poll_transmit(ms(120)).is_some());
 }
+
+/// §3: "the resulting sending rate is limited to at most twice the receive rate": with X_Bps
+/// far above, X = 2·X_recv once the Infinity is gone. `ns2` too, from its second congestion
+/// avoidance feedback (its slow-start exit is uncapped, N6; then N8's max(2·X_recv, s/R)).
+#[test]
+fn s3_at_most_twice_the_receive_rate() {
+    for tx in [rfc_tx(), ns2_tx()] {
+        let mut s = started(tx);
+        for k in 1..5u64 {
+            s.on_feedback(ms(100 + 100 * k), &fb(ms(100 * k), 10_000.0, 0.001));
+        }
+        assert!(close(s.rate(), 20_000.0, 1e-12), "{}", s.rate());
+    }
+}
+
+/// §4: "If the sender does not receive a feedback report for four round-trip times, then the
+/// sender cuts its sending rate in half." `ns2`: after two (N12).
+#[test]
+fn s4_halves_after_four_rtts_without_feedback() {
+    for (tx, rtts) in [(rfc_tx(), 4u64), (ns2_tx(), 2)] {
+        let mut s = started(tx);
+        s.on_feedback(ms(200), &fb(ms(100), 1e9, 0.0));
+        let x = s.rate();
+        let deadline = ms(200 + 100 * rtts);
+        run(&mut s, deadline - Duration::from_nanos(1));
+        assert_eq!(s.status().nofeedback_expiries, 0);
+        assert!(close(s.rate(), x, 1e-12));
+        run(&mut s, deadline);
+        assert_eq!(s.status().nofeedback_expiries, 1);
+        assert!(
+            close(s.rate(), x / 2.0, 1e-12),
+            "{} vs {}",
+            s.rate(),
+            x / 2.0
+        );
+    }
+}
