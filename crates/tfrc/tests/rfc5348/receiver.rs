@@ -72,14 +72,17 @@ fn s5_1_reordered_packet_fills_hole() {
 
 /// §5.1: "if a packet arrives late (after NDUPACK subsequent packets arrived) … the late packet
 /// can fill the hole in TFRC's reception record, and the receiver can recalculate the loss
-/// event rate". `ns2` never undoes a loss (N16).
+/// event rate", and (§6) is reported at once. `ns2` never undoes a loss (N16).
 #[test]
-fn s5_1_late_packet_undoes_loss() {
+fn s5_1_s6_late_packet_undoes_loss() {
     let mut r = rfc_rx();
     stream(&mut r, (0..10).chain(11..14));
     assert_eq!(r.status().lost_packets, 1);
     assert!(r.loss_event_rate() > 0.0);
-    deliver_at(&mut r, 10, ms(185), 100, false);
+    // §6: feedback "SHOULD also be sent … whenever an out-of-order data packet is received that
+    // removes a loss event from the history".
+    let f = deliver_at(&mut r, 10, ms(185), 100, false).expect("feedback at once");
+    assert_eq!(f.p, 0.0);
     assert_eq!((r.status().lost_packets, r.loss_event_rate()), (0, 0.0));
     let mut n = ns2_rx();
     stream(&mut n, (0..10).chain(11..14));
@@ -112,6 +115,12 @@ fn s5_1_ecn_event_begins_with_lost_packet() {
     assert_eq!(r.status().loss_events, 1);
     assert_eq!(r.history().first_event_start(), Some(10));
     assert_eq!(r.status().lost_packets, 1);
+    // `ns2` declared 10 lost when 11 arrived (N16): its event also begins with 10.
+    let mut n = ns2_rx();
+    stream(&mut n, (0..10).chain([11]));
+    deliver_at(&mut n, 12, ms(170), 100, true);
+    assert_eq!(n.status().lost_packets, 1);
+    assert_eq!(n.status().loss_events, 1);
 }
 
 /// §5.2: "If T_old + R >= T_new, then S_new is part of the existing loss event", with T

@@ -232,7 +232,7 @@ fn s4_3_step4_slow_start_doubles_once_per_rtt() {
 }
 
 /// §4.3: "the sending rate is limited to at most twice the past receive rate, or at most
-/// initial_rate, whichever is larger".
+/// initial_rate, whichever is larger". `ns2` departs (N3).
 #[test]
 fn s4_3_step4_slow_start_floor_initial_rate() {
     let mut s = started(rfc_tx());
@@ -240,6 +240,12 @@ fn s4_3_step4_slow_start_floor_initial_rate() {
     // X_recv = 5000: 2·X_recv = 10 000 < initial_rate once the Infinity and 1e9 are gone.
     s.on_feedback(ms(600), &fb(ms(500), 5_000.0, 0.0));
     assert!(close(s.rate(), w_init(S) / 0.1, 1e-12), "{}", s.rate());
+    // `ns2` (N3): the cap is 2·X_recv of the latest report alone, and a rate above it falls to
+    // X_recv, below initial_rate.
+    let mut n = started(ns2_tx());
+    n.on_feedback(ms(200), &fb(ms(100), 1e9, 0.0));
+    n.on_feedback(ms(600), &fb(ms(500), 5_000.0, 0.0));
+    assert!(close(n.rate(), 5_000.0, 1e-12), "{}", n.rate());
 }
 
 /// §4.3 "X_recv_set and the first feedback packet": "recv_limit is set to Infinity for the
