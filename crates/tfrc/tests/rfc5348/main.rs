@@ -5,6 +5,9 @@
 //! agrees, the departure (numbered as in `docs/tfrc-core.md`) where it does not.
 //! `docs/rfc5348-conformance.md` is the table of these tests.
 
+// The RFC's formulas are index loops ("for (i = 1 to n)"); they are kept in that form.
+#![allow(clippy::needless_range_loop)]
+
 mod liveness;
 mod receiver;
 mod regressions;

@@ -308,7 +308,7 @@ fn s6_feedback_once_per_rtt() {
     let fbs = stream(&mut n, 0..60);
     let gaps: Vec<u64> = fbs
         .windows(2)
-        .map(|w| (w[1].0.as_nanos() - w[0].0.as_nanos()) as u64 / 1_000_000)
+        .map(|w| (w[1].0.as_nanos() - w[0].0.as_nanos()) / 1_000_000)
         .collect();
     assert!(gaps.iter().skip(1).all(|&g| g == 100), "{gaps:?}");
 }

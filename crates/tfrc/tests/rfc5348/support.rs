@@ -251,7 +251,7 @@ impl Loop {
         if step == 0 {
             return t;
         }
-        let n = t.as_nanos() as u64;
+        let n = t.as_nanos();
         Time::from_nanos(n.div_ceil(step) * step)
     }
 
