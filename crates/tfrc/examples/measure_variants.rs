@@ -1,5 +1,6 @@
 //! The closed-loop measurements of the seed variants quoted in `docs/variants.md`
-//! ("Measurements"), in the `Pair` harness (formerly the ignored test `tests/variants.rs::measure`):
+//! ("Measurements"), in the `Pair` harness (formerly the ignored test
+//! `tests/variants.rs::measure`):
 //!
 //! ```text
 //! cargo run --release -p tfrc --example measure_variants

@@ -2,9 +2,11 @@
 //! the NS-2.35 scripts in `tests/ns2/` (formerly ignored tests in `tests/pair.rs`).
 //!
 //! ```text
-//! cargo run --release -p tfrc --example pair_dump -- one-flow <period>,<seconds>,<profile>[,<delay_ms>] [--timers-first] [--dir DIR]
-//! cargo run --release -p tfrc --example pair_dump -- bottleneck <Mb/s>,<delay_ms>,<queue limit>,<seconds> [--dir DIR]
-//! cargo run --release -p tfrc --example pair_dump -- cbr <kb/s>,<Mb/s>,<delay_ms>,<queue limit>,<seconds> [--dir DIR]
+//! cargo run --release -p tfrc --example pair_dump -- one-flow
+//! <period>,<seconds>,<profile>[,<delay_ms>] [--timers-first] [--dir DIR] cargo run --release -p
+//! tfrc --example pair_dump -- bottleneck <Mb/s>,<delay_ms>,<queue limit>,<seconds> [--dir DIR]
+//! cargo run --release -p tfrc --example pair_dump -- cbr <kb/s>,<Mb/s>,<delay_ms>,<queue
+//! limit>,<seconds> [--dir DIR]
 //! ```
 //!
 //! `one-flow` matches `tests/ns2/one_flow.tcl` (100 Mb/s, `ErrorModel/Periodic`), `bottleneck`

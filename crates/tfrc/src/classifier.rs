@@ -41,8 +41,9 @@ impl LossDecision {
 pub enum OwdClock {
     /// Sender and receiver clocks agree (the simulator): `SLD = recv - send`.
     Synchronized,
-    /// Real networks, where the clocks differ by an unknown offset (`docs/variants.md` seed 002 "Clocks"):
-    /// `SLD - min(SLD) + base`, `base` half the minimum RTT the sender reports in its headers.
+    /// Real networks, where the clocks differ by an unknown offset (`docs/variants.md` seed 002
+    /// "Clocks"): `SLD - min(SLD) + base`, `base` half the minimum RTT the sender reports in its
+    /// headers.
     MinOffset,
 }
 
@@ -198,8 +199,9 @@ mod tests {
         assert!((s.average().unwrap() - 0.011).abs() < 1e-12);
     }
 
-    /// `docs/variants.md` seed 002 "Clocks": with an unknown offset the SLD is SLD − min(SLD) + minRTT/2. A
-    /// receiver clock 1000 s behind gives negative raw SLDs and the same etas as exact clocks.
+    /// `docs/variants.md` seed 002 "Clocks": with an unknown offset the SLD is SLD − min(SLD) +
+    /// minRTT/2. A receiver clock 1000 s behind gives negative raw SLDs and the same etas as exact
+    /// clocks.
     #[test]
     fn min_offset_clock_removes_the_offset() {
         let mut s = OwdState::new(OwdClassifier {
@@ -207,7 +209,8 @@ mod tests {
             ..OwdClassifier::SEED002
         });
         let off = 1_000_000; // ms
-                             // Raw SLDs −999 990, −999 990 ms; minimum RTT reported 40 ms → base 20 ms.
+                             // Raw SLDs −999 990, −999 990 ms; minimum RTT reported 40 ms → base 20
+                             // ms.
         s.on_packet(ms(10), ms(off), 0.04);
         assert!((s.average().unwrap() - 0.020).abs() < 1e-9);
         let eta = s.on_packet(ms(20), ms(off + 10), 0.05).unwrap();

@@ -30,7 +30,8 @@ pub struct Equation {
     /// and the full Padhye model do (only matters for p > 8/27 with the RFC parameters).
     pub clamp_timeout: bool,
     /// Upper bound on the result in bytes/s. RFC 5348 has none (`f64::INFINITY`); NS-2.35's
-    /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (`docs/tfrc-core.md` N11).
+    /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (`docs/tfrc-core.md`
+    /// N11).
     pub max_rate: f64,
 }
 
@@ -253,11 +254,11 @@ mod tests {
         }
     }
 
-    /// Seed 003 V1 (`docs/variants.md`: "this reading gives about 1.56x" at 10% random loss): X(1, 0.8) over
-    /// X(1, 0.5) at p = 0.1, t_RTO = 4R. First terms sqrt(2·0.5·0.1/1.5) = 0.2581989 and
+    /// Seed 003 V1 (`docs/variants.md`: "this reading gives about 1.56x" at 10% random loss): X(1,
+    /// 0.8) over X(1, 0.5) at p = 0.1, t_RTO = 4R. First terms sqrt(2·0.5·0.1/1.5) = 0.2581989 and
     /// sqrt(2·0.2·0.1/1.8) = 0.1490712; timeout factors 3·sqrt(0.75·0.1/2) = 0.5809475 and
-    /// 3·sqrt(0.36·0.1/2) = 0.4024922, times 4·0.1·1.32 = 0.528: denominators (R = 1)
-    /// 0.2581989 + 0.3067403 = 0.5649392 and 0.1490712 + 0.2125159 = 0.3615871; ratio 1.56239.
+    /// 3·sqrt(0.36·0.1/2) = 0.4024922, times 4·0.1·1.32 = 0.528: denominators (R = 1) 0.2581989 +
+    /// 0.3067403 = 0.5649392 and 0.1490712 + 0.2125159 = 0.3615871; ratio 1.56239.
     #[test]
     fn seed003_v1_veno_gain_at_ten_percent() {
         let veno = Equation {

@@ -3,8 +3,8 @@
 //! one GAIMD equation [`Equation`] (`docs/variants.md` V0–V3).
 //!
 //! **Reconstruction.** Only the thesis's front matter survives and the TFRC-Veno and SIMD papers'
-//! bodies could not be obtained; everything here follows the reconstruction in `docs/variants.md`, and every
-//! constant is a parameter.
+//! bodies could not be obtained; everything here follows the reconstruction in `docs/variants.md`,
+//! and every constant is a parameter.
 
 use crate::equation::Equation;
 
@@ -92,8 +92,8 @@ pub fn simd_equation(beta: f64, a: f64, k_to: f64) -> Equation {
     }
 }
 
-/// V3's random-loss equation `X(alpha_SIMD, gamma = beta)` (`docs/variants.md` reading: alpha_SIMD for a cut
-/// of `1 - beta`; [`SimdCut::Beta`] is the other convention).
+/// V3's random-loss equation `X(alpha_SIMD, gamma = beta)` (`docs/variants.md` reading: alpha_SIMD
+/// for a cut of `1 - beta`; [`SimdCut::Beta`] is the other convention).
 pub fn combined_random_equation(beta: f64, cut: SimdCut) -> Equation {
     let c = match cut {
         SimdCut::OneMinusBeta => 1.0 - beta,
@@ -199,8 +199,8 @@ mod tests {
         ((a - b) / b).abs()
     }
 
-    /// `docs/variants.md` V2 by hand: a(0.5) = 20.25·0.25/4 = 1.265625, alpha(0.5) = 9·0.5/2 = 2.25,
-    /// alpha(0.1) = 9·0.3/2.8 = 0.964285714…
+    /// `docs/variants.md` V2 by hand: a(0.5) = 20.25·0.25/4 = 1.265625, alpha(0.5) = 9·0.5/2 =
+    /// 2.25, alpha(0.1) = 9·0.3/2.8 = 0.964285714…
     #[test]
     fn simd_constants_by_hand() {
         assert!((simd_tcp_friendly_a(0.5) - 1.265625).abs() < 1e-15);

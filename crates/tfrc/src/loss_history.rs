@@ -21,7 +21,8 @@ use crate::Time;
 pub enum AveragingWindow {
     /// RFC 5348 §5.4: with k closed intervals (k < n), I_0..I_(k-1) and I_1..I_k.
     Rfc5348,
-    /// NS-2.35 WALI: the "with I_0" window holds one interval more, I_0..I_k (`docs/tfrc-core.md` N19).
+    /// NS-2.35 WALI: the "with I_0" window holds one interval more, I_0..I_k (`docs/tfrc-core.md`
+    /// N19).
     Ns2,
 }
 
@@ -337,8 +338,8 @@ pub struct LostRange {
 }
 
 impl LostRange {
-    /// §5.2: "T_loss = T_before + ((T_after - T_before) * (S_loss - S_before)/(S_after - S_before))".
-    /// Sequence numbers are 64-bit and never wrap, so Dist() is a plain difference.
+    /// §5.2: "T_loss = T_before + ((T_after - T_before) * (S_loss - S_before)/(S_after -
+    /// S_before))". Sequence numbers are 64-bit and never wrap, so Dist() is a plain difference.
     pub fn time_of(&self, s: u64) -> Time {
         let (sb, sa) = (self.before.seq, self.after.seq);
         let (tb, ta) = (self.before.time.as_nanos(), self.after.time.as_nanos());
@@ -899,10 +900,10 @@ mod tests {
         }
     }
 
-    /// E3 applies to the "with I_0" window too (`docs/variants.md`: "apply the transform to each of the two
-    /// windows"). I_0 = 200: window 200, 40, 10, 70, 30, 90, 20, 60 has mean 65, sd 60.71008,
-    /// lo = 22.93006, hi = 107.06994; 10 → lo, 200 → hi (both weight 1):
-    /// (418 − 10 + 22.93006 − 200 + 107.06994)/6 = 56.33333, above window 1's 44.25843.
+    /// E3 applies to the "with I_0" window too (`docs/variants.md`: "apply the transform to each of
+    /// the two windows"). I_0 = 200: window 200, 40, 10, 70, 30, 90, 20, 60 has mean 65, sd
+    /// 60.71008, lo = 22.93006, hi = 107.06994; 10 → lo, 200 → hi (both weight 1): (418 − 10 +
+    /// 22.93006 − 200 + 107.06994)/6 = 56.33333, above window 1's 44.25843.
     #[test]
     fn seed000_e3_applies_to_both_windows() {
         let plain_m =
@@ -918,8 +919,8 @@ mod tests {
         assert!((m - 56.333_333).abs() < 1e-5, "{m}");
     }
 
-    /// `docs/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC mean"; with all
-    /// intervals equal every transform is the identity; lo is clamped to 1 packet.
+    /// `docs/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC
+    /// mean"; with all intervals equal every transform is the identity; lo is clamped to 1 packet.
     #[test]
     fn seed000_transform_fallback_and_identity() {
         let two = [(10.0, 1.0), (40.0, 1.0)];

@@ -182,7 +182,8 @@ pub enum Pacing {
         credit_rtts: f64,
     },
     /// NS-2.35: a send timer re-armed after each packet with the gap at that moment; no credit
-    /// and no early sending (`docs/tfrc-core.md` N15). Immediate sends on feedback and timer expiry.
+    /// and no early sending (`docs/tfrc-core.md` N15). Immediate sends on feedback and timer
+    /// expiry.
     Ns2Timer,
 }
 
@@ -211,8 +212,8 @@ pub struct SenderConfig {
     /// A lower bound on the nofeedback interval: the timer is restarted after
     /// max(nofeedback_rtts·R, 2s/X, nofeedback_min). `None` (both presets) is RFC 5348 §4.3
     /// step 3 / §4.4. `Some` **departs from RFC 5348**: on a LAN, max(4R, 2s/X) is a fraction
-    /// of a millisecond and expires between feedbacks (`docs/tfrc-core.md`, "Options beyond both profiles");
-    /// Linux CCID-3 bounded it below by 100 ms (`CONFIG_IP_DCCP_CCID3_RTO`).
+    /// of a millisecond and expires between feedbacks (`docs/tfrc-core.md`, "Options beyond both
+    /// profiles"); Linux CCID-3 bounded it below by 100 ms (`CONFIG_IP_DCCP_CCID3_RTO`).
     pub nofeedback_min: Option<Duration>,
     /// The RTT written into data packets (§3.2.1, §5.2).
     pub header_rtt: HeaderRtt,
@@ -236,7 +237,8 @@ pub struct LossDetection {
     /// A packet is lost once this many packets with higher sequence numbers have arrived
     /// (RFC: NDUPACK = 3; NS-2.35: `numPkts_` = 1).
     pub ndupack: u32,
-    /// A late packet removes its loss again (§5.1); NS-2.35 never undoes a loss (`docs/tfrc-core.md` N16).
+    /// A late packet removes its loss again (§5.1); NS-2.35 never undoes a loss
+    /// (`docs/tfrc-core.md` N16).
     pub late_fill: bool,
 }
 
@@ -299,8 +301,8 @@ pub enum FeedbackPolicy {
     /// §6.1–§6.3: a timer at R_m; expire early when p rises or the last expiry sent nothing;
     /// feedback for every packet until an RTT estimate arrives.
     Rfc5348,
-    /// NS-2.35 (`docs/tfrc-core.md` N22): report on an arrival at least R/`per_rtt` after the last one,
-    /// on every packet flagged urgent, on a new loss event; a backup timer at
+    /// NS-2.35 (`docs/tfrc-core.md` N22): report on an arrival at least R/`per_rtt` after the last
+    /// one, on every packet flagged urgent, on a new loss event; a backup timer at
     /// `backup_factor`·R/`per_rtt`.
     Ns2 {
         /// Backup timer in RTTs (1.5).
@@ -316,7 +318,8 @@ pub enum XRecvEstimator {
     /// RFC 5348 §6.2: bytes received in the previous R_(m-1) seconds.
     Rfc5348,
     /// NS-2.35 `est_thput`: packets since the last report over the time since it, or packets
-    /// in the last R if the report is less than R old; in packets/s times s (`docs/tfrc-core.md` N23).
+    /// in the last R if the report is less than R old; in packets/s times s (`docs/tfrc-core.md`
+    /// N23).
     Ns2,
 }
 
@@ -504,8 +507,8 @@ impl Profile {
                 x_recv: XRecvEstimator::Ns2,
                 classifier: LossClassifier::None,
             },
-            // `docs/tfrc-core.md` N24: `useHeaders_` adds `headersize_` = 32 B to each data packet; the
-            // TFRCSink's `packetSize_` is 40 B.
+            // `docs/tfrc-core.md` N24: `useHeaders_` adds `headersize_` = 32 B to each data packet;
+            // the TFRCSink's `packetSize_` is 40 B.
             overhead: WireOverhead {
                 data_header: 32,
                 feedback: 40,

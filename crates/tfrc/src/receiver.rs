@@ -806,7 +806,8 @@ impl Receiver {
         }
     }
 
-    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (`docs/tfrc-core.md` N20).
+    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (`docs/tfrc-core.md`
+    /// N20).
     fn ns2_est_loss(&mut self, n: Newest) -> f64 {
         if let Discounting::On {
             update: DiscountUpdate::EveryReport,

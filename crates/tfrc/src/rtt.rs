@@ -63,8 +63,8 @@ pub const MAX_RTT_WINDOW: usize = 64;
 pub enum LinkErrorRto {
     /// Link-error losses are not treated specially.
     Off,
-    /// the reading in `docs/variants.md` of eq. 4 (after TCP-WELCOME): `RTO_new = (R_new/R_old) * RTO_old` instead of
-    /// the t_RTO policy, for the feedback that reports the loss.
+    /// the reading in `docs/variants.md` of eq. 4 (after TCP-WELCOME): `RTO_new = (R_new/R_old) *
+    /// RTO_old` instead of the t_RTO policy, for the feedback that reports the loss.
     Rescale {
         /// Who decides that a loss was a link error.
         source: LinkErrorSource,
@@ -285,7 +285,8 @@ impl RttState {
         self.last_sample = sample;
         self.update_rto(sample);
         if link_error.is_some() && r_old > 0.0 && rto_old > 0.0 {
-            // E2 (the reading in `docs/variants.md` of seed 000 eq. 4): "RTO_new = (R_new / R_old) * RTO_old".
+            // E2 (the reading in `docs/variants.md` of seed 000 eq. 4): "RTO_new = (R_new / R_old)
+            // * RTO_old".
             let rto = rto_old * (self.r / r_old);
             if rto.is_finite() {
                 self.t_rto = rto.min(4.0 * MAX_R);
@@ -303,9 +304,9 @@ impl RttState {
         };
     }
 
-    /// NS-2.35 `update_rtt` (NS-2.35's TCP-tick RTO, `docs/tfrc-core.md` N10): the sample is rounded to whole ticks (at least
-    /// one), smoothed in fixed point with gains 1/8 and 1/4, and the RTO is
-    /// `((rttvar << (exp + srtt_bits - rttvar_bits)) + srtt) >> srtt_bits` ticks.
+    /// NS-2.35 `update_rtt` (NS-2.35's TCP-tick RTO, `docs/tfrc-core.md` N10): the sample is
+    /// rounded to whole ticks (at least one), smoothed in fixed point with gains 1/8 and 1/4, and
+    /// the RTO is `((rttvar << (exp + srtt_bits - rttvar_bits)) + srtt) >> srtt_bits` ticks.
     fn tcp_rto(&mut self, c: TcpRto, sample: f64) -> f64 {
         let tick = c.tick.as_secs_f64().max(1e-9);
         let sb = c.srtt_bits.min(16);
@@ -405,8 +406,8 @@ mod tests {
         assert!((s.oscillation_factor() - 0.22 / 0.4).abs() < 1e-12);
     }
 
-    /// `docs/tfrc-core.md` N10: NS-2's TCP-tick RTO is 0.3 s for any constant RTT up to 0.15 s, and settles
-    /// at 0.5/0.6/0.8 s for 0.2/0.3/0.5 s.
+    /// `docs/tfrc-core.md` N10: NS-2's TCP-tick RTO is 0.3 s for any constant RTT up to 0.15 s, and
+    /// settles at 0.5/0.6/0.8 s for 0.2/0.3/0.5 s.
     #[test]
     fn ns2_tcp_tick_rto() {
         for (rtt, want) in [
@@ -432,8 +433,8 @@ mod tests {
         }
     }
 
-    /// `docs/tfrc-core.md` N10: the first TCP-tick sample sets srtt = t << 3, rttvar = t << 1, so one
-    /// tick gives ((2 << 3) + 8) >> 3 = 3 ticks.
+    /// `docs/tfrc-core.md` N10: the first TCP-tick sample sets srtt = t << 3, rttvar = t << 1, so
+    /// one tick gives ((2 << 3) + 8) >> 3 = 3 ticks.
     #[test]
     fn ns2_first_sample_rto() {
         let mut s = RttState::new(
@@ -492,8 +493,9 @@ mod tests {
         assert!((s.r() - 0.10545).abs() < 1e-12, "{}", s.r());
     }
 
-    /// E2 (the reading in `docs/variants.md` of seed 000 eq. 4): RTO_new = (R_new/R_old)·RTO_old for a link-error
-    /// sample. Under t_RTO = 4R it is an identity; it matters where RTO_old is not 4·R_old.
+    /// E2 (the reading in `docs/variants.md` of seed 000 eq. 4): RTO_new = (R_new/R_old)·RTO_old
+    /// for a link-error sample. Under t_RTO = 4R it is an identity; it matters where RTO_old is not
+    /// 4·R_old.
     #[test]
     fn seed000_e2_rto_rescale_by_hand() {
         // 4R: 0.4·(0.11/0.1) = 0.44 = 4·0.11.

@@ -119,7 +119,8 @@ struct Ns2State {
     delta: f64,
     last_change: Time,
     datalimited: bool,
-    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (`docs/tfrc-core.md` N14).
+    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (`docs/tfrc-core.md`
+    /// N14).
     lastlimited: f64,
     all_idle: bool,
     heavyrounds: u32,
@@ -406,7 +407,8 @@ impl Sender {
         self.initial_window() * self.s / self.rtt.r()
     }
 
-    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (`docs/tfrc-core.md` N8).
+    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (`docs/tfrc-core.md`
+    /// N8).
     fn min_rate(&self) -> f64 {
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.s / r.t_mbi.as_secs_f64(),
@@ -450,7 +452,8 @@ impl Sender {
         let f = match self.cfg.oscillation {
             Oscillation::Off => 1.0,
             Oscillation::SqrtRtt { .. } => self.rtt.oscillation_factor(),
-            // Not RFC 5348: X_inst never above X (Linux CCID-3; `docs/tfrc-core.md`, "Options beyond both profiles").
+            // Not RFC 5348: X_inst never above X (Linux CCID-3; `docs/tfrc-core.md`, "Options
+            // beyond both profiles").
             Oscillation::SqrtRttCapped { .. } => self.rtt.oscillation_factor().min(1.0),
         };
         (self.x * f).max(self.min_rate()).min(X_MAX)
@@ -511,7 +514,7 @@ impl Sender {
             && self.ns2.phase == Ns2Phase::SlowStart
             && self.ns2.oldrate + SMALLFLOAT < self.x;
         let xrate = if ramp {
-            // `docs/tfrc-core.md` N4: "ramp the pacing rate linearly toward the new rate over one RTT".
+            // `docs/tfrc-core.md` N4: the pacing rate ramps linearly to the new rate over one RTT.
             self.ns2.oldrate += self.ns2.delta;
             self.ns2.oldrate
         } else {
@@ -843,8 +846,8 @@ impl Sender {
             LinkErrorRto::Off => false,
             LinkErrorRto::Rescale { source, .. } => match source {
                 LinkErrorSource::Receiver => fb.link_errors > 0,
-                // `docs/variants.md` V1: "N < 3 is also available as a loss classifier for E2": a feedback
-                // with a higher p reports a new loss, judged random by the backlog.
+                // `docs/variants.md` V1: "N < 3 is also available as a loss classifier for E2": a
+                // feedback with a higher p reports a new loss, judged random by the backlog.
                 LinkErrorSource::VenoBacklog => p > p_before && self.veno.random(),
             },
         };
@@ -854,8 +857,8 @@ impl Sender {
         }
         if let GrowthCap::Simd { a } = self.cfg.growth_cap {
             if p > 0.0 {
-                // `docs/variants.md` V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a feedback with a
-                // higher p is a loss event and re-anchors X0.
+                // `docs/variants.md` V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a
+                // feedback with a higher p is a loss event and re-anchors X0.
                 self.x = self.simd.cap(
                     a,
                     self.x,
@@ -1022,7 +1025,7 @@ impl Sender {
     ) {
         self.round = self.round.saturating_add(1);
         self.urgent = false;
-        // "The first report's X_recv is ignored" (N2): round_id > 1 only.
+        // The first report's X_recv is ignored (`docs/tfrc-core.md` N2): round_id > 1 only.
         if self.round > 1 && x_recv > 0.0 {
             self.ns2.ss_maxrate = 2.0 * x_recv;
             self.ns2.maxrate = 2.0 * x_recv;
@@ -1096,7 +1099,7 @@ impl Sender {
                 self.ns2_set_delta();
                 self.ns2.last_change = now;
             } else if self.x > self.ns2.ss_maxrate {
-                // N3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+                // `docs/tfrc-core.md` N3: a rate above the cap falls to X_recv (half the cap).
                 self.x = self.ns2.ss_maxrate / 2.0;
                 self.ns2.oldrate = self.x;
                 self.ns2.delta = 0.0;

@@ -117,10 +117,10 @@ impl TtlState {
         }
     }
 
-    /// A packet sent with TTL `sent` expired. `docs/variants.md` E5: the observation is `TTL_used + 1`. A notice
-    /// for a packet sent with less than the current TTL says nothing new (the sender already
-    /// sends with more) and, were it observed, its trend term would pull the TTL back down while
-    /// the packets of the old TTL drain; it is ignored.
+    /// A packet sent with TTL `sent` expired. `docs/variants.md` E5: the observation is `TTL_used +
+    /// 1`. A notice for a packet sent with less than the current TTL says nothing new (the sender
+    /// already sends with more) and, were it observed, its trend term would pull the TTL back down
+    /// while the packets of the old TTL drain; it is ignored.
     pub(crate) fn on_exceeded(&mut self, sent: u8) {
         if sent >= self.ttl {
             self.observe(f64::from(sent) + 1.0);

@@ -31,11 +31,11 @@ fn rate(p: &Profile, path: Path, from: f64, to: f64) -> f64 {
     pair.send_rate(secs(from), secs(to))
 }
 
-/// Seed 003 V1 at random loss (`docs/variants.md`: "this reading gives about 1.56x"): one loss every 10
-/// packets on a fixed 100 ms path keeps R_cur = BaseRTT, so N = 0 < 3 and TFRC-Veno runs on
-/// X(1, 0.8). Its rate over RFC 5348's is the equations' ratio 1.56239 (hand-computed in
-/// `equation::tests::seed003_v1_veno_gain_at_ten_percent`), within 2% — each closed loop
-/// tracks its own equation to well under 1% (`pair.rs`). Measured: 27 775 / 17 775 = 1.563.
+/// Seed 003 V1 at random loss (`docs/variants.md`: "this reading gives about 1.56x"): one loss
+/// every 10 packets on a fixed 100 ms path keeps R_cur = BaseRTT, so N = 0 < 3 and TFRC-Veno runs
+/// on X(1, 0.8). Its rate over RFC 5348's is the equations' ratio 1.56239 (hand-computed in
+/// `equation::tests::seed003_v1_veno_gain_at_ten_percent`), within 2% — each closed loop tracks its
+/// own equation to well under 1% (`pair.rs`). Measured: 27 775 / 17 775 = 1.563.
 #[test]
 fn seed003_veno_gain_at_random_loss() {
     let base = rate(

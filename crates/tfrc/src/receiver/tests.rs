@@ -1,6 +1,6 @@
-//! Receiver unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, `docs/tfrc-core.md` N16–N24)
-//! they check. Data packets are 1000-byte segments sent every 10 ms and arriving 50 ms later;
-//! the sender's R in the headers is 100 ms unless stated.
+//! Receiver unit tests, named after the RFC 5348 section (or the NS-2.35 departure,
+//! `docs/tfrc-core.md` N16–N24) they check. Data packets are 1000-byte segments sent every 10 ms
+//! and arriving 50 ms later; the sender's R in the headers is 100 ms unless stated.
 
 use super::*;
 use crate::profile::Profile;
@@ -415,8 +415,8 @@ fn ns2_first_gap_adjusts_history() {
     assert_eq!(st.open_interval, Some(6.0));
 }
 
-/// `docs/tfrc-core.md` N16–N24-17: loss events use interpolated sender timestamps and need a newer sender round
-/// (`PreciseLoss_`); I_0 = S_C - S_A (N18).
+/// `docs/tfrc-core.md` N17: loss events use interpolated sender timestamps and need a newer sender
+/// round (`PreciseLoss_`); I_0 = S_C - S_A (N18).
 #[test]
 fn ns2_loss_events_need_a_new_round() {
     let mut r = ns2();

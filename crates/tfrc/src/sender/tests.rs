@@ -1,6 +1,6 @@
-//! Sender unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, `docs/tfrc-core.md` N1–N24) they
-//! check. Times are in milliseconds; R = 100 ms unless stated; s = 1000 B, so RFC 5348's
-//! W_init is 4 packets and initial_rate = 40 000 B/s.
+//! Sender unit tests, named after the RFC 5348 section (or the NS-2.35 departure,
+//! `docs/tfrc-core.md` N1–N15) they check. Times are in milliseconds; R = 100 ms unless stated; s =
+//! 1000 B, so RFC 5348's W_init is 4 packets and initial_rate = 40 000 B/s.
 
 use super::test_support::{fb, ms};
 use super::*;
@@ -440,7 +440,7 @@ fn ns2_slow_start_doubles_capped_and_ramps() {
     assert!(close(s.status().x_inst, 40_000.0 + delta, 1e-12));
 }
 
-/// `docs/tfrc-core.md` N3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+/// `docs/tfrc-core.md` N3: a rate above the cap falls to X_recv (half the cap).
 #[test]
 fn ns2_slow_start_over_cap_drops_to_x_recv() {
     let mut s = ns2_after_two_feedbacks();
@@ -448,8 +448,8 @@ fn ns2_slow_start_over_cap_drops_to_x_recv() {
     assert!(close(s.rate(), 15_000.0, 1e-12));
 }
 
-/// `docs/tfrc-core.md` N6: on the first loss report slow start ends at X_calc, with no X_recv cap; the
-/// equation is the clamped one with the TCP-tick t_RTO.
+/// `docs/tfrc-core.md` N6: on the first loss report slow start ends at X_calc, with no X_recv cap;
+/// the equation is the clamped one with the TCP-tick t_RTO.
 #[test]
 fn ns2_leaves_slow_start_at_x_calc() {
     let mut s = ns2_after_two_feedbacks();
