@@ -135,6 +135,8 @@ pub struct Receiver {
     /// (seq, arrival) of NS-2's RCVD packets, for `est_thput`.
     rcvd: VecDeque<(u64, Time)>,
     rcvd_since_report: u64,
+    /// Segment bytes received since the last report (also those arriving at its very instant).
+    bytes_since_report: u64,
     data_since_report: bool,
     last_report: Option<Time>,
     max_x_recv: f64,
@@ -188,6 +190,7 @@ impl Receiver {
             arrivals: VecDeque::new(),
             rcvd: VecDeque::new(),
             rcvd_since_report: 0,
+            bytes_since_report: 0,
             data_since_report: false,
             last_report: None,
             max_x_recv: 0.0,
@@ -259,6 +262,9 @@ impl Receiver {
             .bytes_received
             .saturating_add(u64::from(arrival.wire_len));
         self.rcvd_since_report = self.rcvd_since_report.saturating_add(1);
+        self.bytes_since_report = self
+            .bytes_since_report
+            .saturating_add(u64::from(hdr.segment_size));
         self.data_since_report = true;
         if self.cfg.x_recv == XRecvEstimator::Rfc5348 {
             self.arrivals.push_back((now, hdr.segment_size));
@@ -573,16 +579,17 @@ impl Receiver {
         }
         let from = now.saturating_sub(duration_from_secs_f64(w));
         let bytes = self.bytes_since(from);
-        if bytes == 0 && self.data_since_report && now > last {
+        if bytes == 0 && self.bytes_since_report > 0 && now > last {
             // "the receive rate MAY be calculated over a longer time interval, the time interval
             // going back to the most recent feedback timer expiration that was at least R_(m-1)
             // seconds ago" (§6.2 step 2): a report is only sent when data arrived since the last
             // one, so going back to the last report keeps "a minimum value for the measured
             // receive rate X_recv of one packet per round-trip time" when the timer fired late
-            // or the packets arrived in a burst earlier than R_(m-1) ago. A zero X_recv would
-            // tell the sender the receiver had measured nothing.
+            // or the packets arrived in a burst earlier than R_(m-1) ago (counted by number, so
+            // that a burst arriving at the instant of the last report is not lost). A zero X_recv
+            // would tell the sender the receiver had measured nothing.
             let w = now.saturating_since(last).as_secs_f64();
-            return self.bytes_since(last) as f64 / w;
+            return self.bytes_since_report as f64 / w;
         }
         bytes as f64 / w
     }
@@ -825,6 +832,7 @@ impl Receiver {
         self.last_x_recv = x_recv;
         self.last_report = Some(now);
         self.data_since_report = false;
+        self.bytes_since_report = 0;
         self.feedbacks_sent = self.feedbacks_sent.saturating_add(1);
         let link_errors = core::mem::take(&mut self.link_errors);
         Feedback {

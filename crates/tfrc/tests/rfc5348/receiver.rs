@@ -498,3 +498,26 @@ fn s8_4_exact_weights() {
     );
     assert!((alt - exact).abs() > 1e-4, "{alt} vs {exact}");
 }
+
+/// §6.2 step 2's MAY ("over a longer time interval, … going back to the most recent feedback
+/// timer expiration"), taken when the previous R_(m-1) holds no arrival although data arrived
+/// since the last report: here five packets arrive at the very instant of the 150-ms report,
+/// just after it, and nothing more; the 250-ms report covers them over the 100 ms since the last
+/// report instead of reporting X_recv = 0 ("a minimum value for the measured receive rate X_recv
+/// of one packet per round-trip time").
+#[test]
+fn s6_2_x_recv_never_zero_once_data_arrived() {
+    let mut r = rfc_rx();
+    stream(&mut r, 0..10);
+    let out = fire_timers(&mut r, ms(151));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].0, ms(150));
+    for k in 10..15 {
+        assert!(deliver_at(&mut r, k, ms(150), 100, false).is_none());
+    }
+    let out = fire_timers(&mut r, ms(251));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let (t, f) = out[0];
+    assert_eq!(t, ms(250));
+    assert!((f.x_recv - 5.0 * S / 0.1).abs() < 1e-6, "{}", f.x_recv);
+}
