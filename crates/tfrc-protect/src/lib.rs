@@ -72,7 +72,7 @@ pub use bench::{
 };
 pub use error::ProtectError;
 pub use exchange::{
-    decode_public_key, encode_public_key, wrap_session_key, KeyExchange, SessionKey,
+    decode_public_key, encode_public_key, modulus_bits, wrap_session_key, KeyExchange, SessionKey,
     WrappedSessionKey,
 };
 pub use keys::{

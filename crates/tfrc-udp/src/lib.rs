@@ -45,7 +45,7 @@ mod sys;
 use std::time::Duration;
 
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
-pub use sender::{SendError, Sender, SenderOptions, SenderReport, SenderStats, Source};
+pub use sender::{Protect, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source};
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 
 /// Largest segment (payload) size a session may use: one datagram, less the frame, TFRC and

@@ -3,19 +3,31 @@
 
 use std::time::Duration;
 
-use tfrc_udp::{Receiver, ReceiverOptions, Sender, SenderOptions, Source};
+use tfrc_protect::StaticKeypair;
+use tfrc_udp::frame::Mode;
+use tfrc_udp::{Protect, Receiver, ReceiverOptions, Sender, SenderOptions, Source};
 
-fn receiver(protect: bool) -> Receiver {
+fn receiver(mode: Mode, key: Option<&StaticKeypair>) -> Receiver {
     let opts = ReceiverOptions {
-        require_protection: protect,
-        rsa_bits: 1024,
+        require_protection: mode != Mode::Plain,
+        rsa_unauthenticated: mode == Mode::RsaUnauthenticated,
+        noise_key: key.cloned(),
         ..ReceiverOptions::default()
     };
     Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap()
 }
 
-fn transfer(protect: bool) {
-    let rx = receiver(protect);
+fn transfer(mode: Mode) {
+    let key = StaticKeypair::generate().unwrap();
+    let rx = receiver(mode, Some(&key));
+    let protect = match mode {
+        Mode::Plain => Protect::None,
+        Mode::Noise => Protect::Noise {
+            receiver: *key.public(),
+            identity: None,
+        },
+        Mode::RsaUnauthenticated => Protect::RsaUnauthenticated,
+    };
     let tx = Sender::connect(
         rx.local_addr(),
         SenderOptions {
@@ -56,7 +68,8 @@ fn transfer(protect: bool) {
     let r = report.receiver.expect("FIN_ACK arrived");
     assert_eq!(r.sender_packets, Some(u64::from(n)));
     assert_eq!(r.packets, u64::from(n));
-    assert_eq!(r.protected, protect);
+    assert_eq!(r.protected, mode.protected());
+    assert_eq!(r.protection, mode.name());
     // Loopback does not route: TTL arrives as sent, so zero hops (E5).
     assert_eq!(r.hops, Some(0));
     assert_eq!(report.sender.hops, Some(0));
@@ -84,17 +97,22 @@ fn transfer(protect: bool) {
 
 #[test]
 fn messages_arrive_in_order_with_hops_and_delay() {
-    transfer(false);
+    transfer(Mode::Plain);
 }
 
 #[test]
-fn protected_session_delivers() {
-    transfer(true);
+fn noise_session_delivers() {
+    transfer(Mode::Noise);
+}
+
+#[test]
+fn rsa_unauthenticated_session_delivers() {
+    transfer(Mode::RsaUnauthenticated);
 }
 
 #[test]
 fn rate_limited_cbr_runs_at_the_application_rate() {
-    let rx = receiver(false);
+    let rx = receiver(Mode::Plain, None);
     let rate_bps = 4e6;
     let tx = Sender::connect(
         rx.local_addr(),
