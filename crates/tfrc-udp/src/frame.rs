@@ -536,13 +536,21 @@ mod tests {
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
         let mut bad = b.clone();
         bad[1] = 3;
-        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "unknown mode");
+        assert_eq!(
+            decode_hello(&bad),
+            Err(FrameError::BadField),
+            "unknown mode"
+        );
         let mut bad = b.clone();
         bad[4..8].copy_from_slice(&0u32.to_be_bytes());
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
         let mut bad = b.clone();
         *bad.last_mut().unwrap() = 1;
-        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "padding not zero");
+        assert_eq!(
+            decode_hello(&bad),
+            Err(FrameError::BadField),
+            "padding not zero"
+        );
         let mut bad = b.clone();
         bad[0] = 2;
         assert_eq!(decode_hello(&bad), Err(FrameError::Reserved), "old version");
@@ -593,8 +601,14 @@ mod tests {
             decode_hello_ack(&encode_hello_ack(Mode::Plain, false, b"k")),
             Err(FrameError::BadField)
         );
-        assert_eq!(decode_hello_ack(&[0x09, 0, 0, 0, 1]), Err(FrameError::BadField));
-        assert_eq!(decode_hello_ack(&[0x40, 0, 0, 0]), Err(FrameError::Reserved));
+        assert_eq!(
+            decode_hello_ack(&[0x09, 0, 0, 0, 1]),
+            Err(FrameError::BadField)
+        );
+        assert_eq!(
+            decode_hello_ack(&[0x40, 0, 0, 0]),
+            Err(FrameError::Reserved)
+        );
         assert!(decode_retry(&[0; tfrc_protect::TOKEN_LEN]).is_ok());
         assert_eq!(decode_retry(&[0; 3]), Err(FrameError::Truncated));
         assert_eq!(decode_retry(&[0; 30]), Err(FrameError::BadField));

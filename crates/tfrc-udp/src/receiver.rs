@@ -22,7 +22,9 @@ use std::time::Duration;
 use rand::rngs::OsRng;
 use tfrc::wire;
 use tfrc::{Arrival, Profile, Time};
-use tfrc_protect::{Channel, KeyExchange, Opener, ReplayWindow, RetryTokens, Sealer, StaticKeypair};
+use tfrc_protect::{
+    Channel, KeyExchange, Opener, ReplayWindow, RetryTokens, Sealer, StaticKeypair,
+};
 
 use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{DelayStats, Drops, ReceiverReport, IP_UDP_OVERHEAD};
@@ -242,7 +244,8 @@ impl Session {
             opts.idle_timeout
                 .map_or(HANDSHAKE_IDLE, |i| i.min(HANDSHAKE_IDLE))
         } else {
-            opts.idle_timeout.unwrap_or(Duration::from_secs(86_400 * 365))
+            opts.idle_timeout
+                .unwrap_or(Duration::from_secs(86_400 * 365))
         };
         let mut t = self.last_heard + idle;
         if let Some(f) = self.fin_at {
@@ -550,7 +553,8 @@ impl ReceiverEngine {
             refuse(self);
             return;
         };
-        let same_clock = hello.clock_tag == tfrc_protect::clock_tag(&self.host_id.to_be_bytes(), id);
+        let same_clock =
+            hello.clock_tag == tfrc_protect::clock_tag(&self.host_id.to_be_bytes(), id);
         let mut sender_key = None;
         let (prot, payload) = match hello.mode {
             Mode::Plain => (Protection::Off, Vec::new()),
@@ -769,7 +773,9 @@ impl ReceiverEngine {
         };
         // The sequence window: a number further ahead than the sender can have sent unseen is
         // forged (plain mode) and would make every later packet stale.
-        let ceiling = s.highest.map_or(MIN_SEQ_WINDOW, |h| h.saturating_add(s.seq_window()));
+        let ceiling = s
+            .highest
+            .map_or(MIN_SEQ_WINDOW, |h| h.saturating_add(s.seq_window()));
         if hdr.seq > ceiling {
             self.drops.out_of_range += 1;
             return;

@@ -852,7 +852,6 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<O
     }
 }
 
-
 fn status_into(st: &mut SenderStats, core: &tfrc::Sender, start: Time, now: Time) {
     let c = core.status();
     st.elapsed_s = (now - start).as_secs_f64();

@@ -62,8 +62,8 @@ fn spoofed_hellos_reflect_less_than_they_send_and_leave_no_state() {
     // Forged, expired, or another address's tokens: no session, no answer.
     let tok = e.retry_token(ms(0), addr(1, 1), 5);
     for (now, from, id) in [
-        (ms(1), addr(2, 1), 5),              // stolen by another address
-        (ms(1), addr(1, 1), 6),              // another session id
+        (ms(1), addr(2, 1), 5), // stolen by another address
+        (ms(1), addr(1, 1), 6), // another session id
         (ms(1) + tfrc_udp::receiver::TOKEN_LIFETIME, addr(1, 1), 5), // expired
     ] {
         e.on_datagram(now, &hello_for(id, Mode::Plain, &tok), from, None, false);
@@ -118,7 +118,11 @@ fn squatters_cannot_block_a_new_sender() {
     let mine: Vec<_> = std::iter::from_fn(|| e.poll_delivered()).collect();
     assert_eq!(mine.len(), 10);
     assert!(mine.iter().all(|m| m.session == 0x1e91));
-    let h = hello_for(0x1e91, Mode::Plain, &e.retry_token(ms(220), addr(66, 5), 0x1e91));
+    let h = hello_for(
+        0x1e91,
+        Mode::Plain,
+        &e.retry_token(ms(220), addr(66, 5), 0x1e91),
+    );
     e.on_datagram(ms(220), &h, addr(66, 5), None, false);
     assert!(e.drops().spoofed >= 1);
     // Squatters without data expire after the handshake idle time; the legit session (with
@@ -142,21 +146,49 @@ fn a_forged_sequence_jump_is_out_of_the_window() {
     let mut e = engine_with_session();
     let p = peer();
     for seq in 0..100 {
-        e.on_datagram(ms(10 + seq), &data(SESSION, &header(seq, ms(9 + seq)), b"x"), p, None, false);
+        e.on_datagram(
+            ms(10 + seq),
+            &data(SESSION, &header(seq, ms(9 + seq)), b"x"),
+            p,
+            None,
+            false,
+        );
     }
     // Just under the old limit of 2^20, and just past this session's window.
     for forged in [(1u64 << 20) - 1, 99 + 1025] {
-        e.on_datagram(ms(200), &data(SESSION, &header(forged, ms(199)), b"evil"), p, None, false);
+        e.on_datagram(
+            ms(200),
+            &data(SESSION, &header(forged, ms(199)), b"evil"),
+            p,
+            None,
+            false,
+        );
     }
     assert_eq!(e.drops().out_of_range, 2);
     for seq in 100..200 {
-        e.on_datagram(ms(210 + seq), &data(SESSION, &header(seq, ms(209 + seq)), b"x"), p, None, false);
+        e.on_datagram(
+            ms(210 + seq),
+            &data(SESSION, &header(seq, ms(209 + seq)), b"x"),
+            p,
+            None,
+            false,
+        );
     }
     let r = e.report();
-    assert_eq!(r.packets, 200, "every legitimate packet accepted: {:?}", r.drops);
+    assert_eq!(
+        r.packets, 200,
+        "every legitimate packet accepted: {:?}",
+        r.drops
+    );
     assert_eq!(r.drops.stale, 0);
     // Within the window (a burst of losses) is accepted.
-    e.on_datagram(ms(500), &data(SESSION, &header(199 + 1000, ms(499)), b"x"), p, None, false);
+    e.on_datagram(
+        ms(500),
+        &data(SESSION, &header(199 + 1000, ms(499)), b"x"),
+        p,
+        None,
+        false,
+    );
     assert_eq!(e.report().packets, 201);
 }
 

@@ -217,11 +217,15 @@ fn random_datagrams_never_panic() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
     let mut e = engine_with_session();
-    let valid = [validated_hello(&e, ms(0), peer(), Mode::Plain), data(SESSION, &header(5, ms(1)), b"abc"), {
-        let mut f = frame::header(Kind::Fin, SESSION).to_vec();
-        f.extend_from_slice(&7u64.to_be_bytes());
-        f
-    }];
+    let valid = [
+        validated_hello(&e, ms(0), peer(), Mode::Plain),
+        data(SESSION, &header(5, ms(1)), b"abc"),
+        {
+            let mut f = frame::header(Kind::Fin, SESSION).to_vec();
+            f.extend_from_slice(&7u64.to_be_bytes());
+            f
+        },
+    ];
     for i in 0..20_000u64 {
         let mut d: Vec<u8> = if i % 2 == 0 {
             let n = rng.gen_range(0..120);

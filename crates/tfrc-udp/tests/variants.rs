@@ -119,13 +119,7 @@ fn receiver_refuses_variants_it_cannot_apply() {
     }
     assert_eq!(e.drops().refused, 3);
     let h = hello_with(&e, &["ali-mean-include"]);
-    e.on_datagram(
-        ms(1),
-        &h,
-        peer(),
-        None,
-        false,
-    );
+    e.on_datagram(ms(1), &h, peer(), None, false);
     assert!(e.has_session());
     assert!(
         !frame::decode_hello_ack(frame::parse(&ack(&mut e).0).unwrap().body)

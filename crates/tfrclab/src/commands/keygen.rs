@@ -47,10 +47,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (&args.out, kp.to_key_file(), 0o600),
         (
             &pub_path,
-            format!(
-                "public {}\n",
-                tfrc_protect::noise::hex(kp.public())
-            ),
+            format!("public {}\n", tfrc_protect::noise::hex(kp.public())),
             0o644,
         ),
     ] {

@@ -36,7 +36,8 @@ pub(crate) fn public_key_arg(flag: &str, v: &str) -> Result<[u8; 32], String> {
     let p = std::path::Path::new(v);
     if p.is_file() {
         let text = std::fs::read_to_string(p).map_err(|e| format!("{flag} {v}: {e}"))?;
-        return tfrc_protect::noise::parse_public_key(&text).map_err(|e| format!("{flag} {v}: {e}"));
+        return tfrc_protect::noise::parse_public_key(&text)
+            .map_err(|e| format!("{flag} {v}: {e}"));
     }
     tfrc_protect::noise::parse_hex_key(v).map_err(|e| {
         format!("{flag} {v}: not a file, and not a public key: {e} (expected 64 hex digits or a key file)")

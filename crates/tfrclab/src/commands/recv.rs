@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use serde::Serialize;
-use tfrc_udp::{FlowSummary, Receiver, ReceiverOptions, ReceiverReport};
 use std::path::PathBuf;
+use tfrc_udp::{FlowSummary, Receiver, ReceiverOptions, ReceiverReport};
 
 use super::send::{bad_input, print_flow, resolve, Status};
 

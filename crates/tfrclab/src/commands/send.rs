@@ -313,35 +313,34 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Err(e) = tfrc::variants::apply(profile, &variants) {
         return Ok(bad_input(&format!("--variant: {e}")));
     }
-    let protect = match (args.protect, &args.peer_key, &args.key) {
-        (None, None, None) => Protect::None,
-        (Some(Mode::Noise), Some(pk), key) => {
-            let receiver = match super::public_key_arg("--peer-key", pk) {
-                Ok(k) => k,
-                Err(m) => return Ok(bad_input(&m)),
-            };
-            let identity = match key {
-                None => None,
-                Some(p) => match super::key_file_arg("--key", p) {
-                    Ok(k) => Some(k),
+    let protect =
+        match (args.protect, &args.peer_key, &args.key) {
+            (None, None, None) => Protect::None,
+            (Some(Mode::Noise), Some(pk), key) => {
+                let receiver = match super::public_key_arg("--peer-key", pk) {
+                    Ok(k) => k,
                     Err(m) => return Ok(bad_input(&m)),
-                },
-            };
-            Protect::Noise { receiver, identity }
-        }
-        (Some(Mode::Noise), None, _) => {
-            return Ok(bad_input(
+                };
+                let identity = match key {
+                    None => None,
+                    Some(p) => match super::key_file_arg("--key", p) {
+                        Ok(k) => Some(k),
+                        Err(m) => return Ok(bad_input(&m)),
+                    },
+                };
+                Protect::Noise { receiver, identity }
+            }
+            (Some(Mode::Noise), None, _) => return Ok(bad_input(
                 "--protect noise needs --peer-key (the receiver's public key: `tfrclab keygen` \
                  printed it, or give its .pub file)",
-            ))
-        }
-        (Some(Mode::RsaUnauthenticated), None, None) => Protect::RsaUnauthenticated,
-        _ => {
-            return Ok(bad_input(
-                "--peer-key and --key go with --protect noise only",
-            ))
-        }
-    };
+            )),
+            (Some(Mode::RsaUnauthenticated), None, None) => Protect::RsaUnauthenticated,
+            _ => {
+                return Ok(bad_input(
+                    "--peer-key and --key go with --protect noise only",
+                ))
+            }
+        };
     let opts = SenderOptions {
         profile,
         variants,
@@ -456,7 +455,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                         r.drops.total(),
                         r.drops,
                         r.reordered,
-                        if r.protection.is_empty() { "plain" } else { &r.protection }
+                        if r.protection.is_empty() {
+                            "plain"
+                        } else {
+                            &r.protection
+                        }
                     )?;
                 }
             }
