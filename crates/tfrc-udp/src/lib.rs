@@ -36,6 +36,8 @@
 #![deny(unsafe_code)]
 
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod pacing;
 pub mod receiver;
 pub mod sender;
