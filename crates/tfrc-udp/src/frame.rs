@@ -46,6 +46,8 @@ pub const HELLO_VERSION: u8 = 3;
 pub const MIN_HELLO_DATAGRAM: usize = 128;
 /// Bytes of a RETRY datagram.
 pub const RETRY_DATAGRAM: usize = HEADER_LEN + tfrc_protect::TOKEN_LEN;
+// A RETRY is never larger than the HELLO it answers: no amplification before validation.
+const _: () = assert!(RETRY_DATAGRAM < MIN_HELLO_DATAGRAM);
 /// Longest token a HELLO may echo.
 pub const MAX_TOKEN: usize = 64;
 /// Longest variant list a HELLO may carry (UTF-8 bytes).
@@ -525,7 +527,6 @@ mod tests {
         };
         let b = encode_hello(&h).unwrap();
         assert_eq!(b.len() + HEADER_LEN, MIN_HELLO_DATAGRAM, "padded");
-        assert!(RETRY_DATAGRAM < MIN_HELLO_DATAGRAM);
         assert_eq!(decode_hello(&b), Ok(h.clone()));
         let full = hello(Vec::new());
         let fb = encode_hello(&full).unwrap();

@@ -631,7 +631,8 @@ fn read_one(io: &mut Io, _now: Time) -> io::Result<Option<Input>> {
     ))
 }
 
-/// What the handshake waits for.
+/// What the handshake waits for (one at a time, on the stack of one thread).
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// A RETRY (the first HELLO carries no token).
     Retry,

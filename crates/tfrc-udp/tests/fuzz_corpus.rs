@@ -124,4 +124,3 @@ fn structured_inputs_reach_the_core() {
     e.on_datagram(ms(1), &d, peer, None, false);
     assert_eq!(e.report().packets, 1);
 }
-
