@@ -180,6 +180,11 @@ struct Session {
     sender_key: Option<[u8; 32]>,
     feedbacks: u64,
     app_overflow: u64,
+    /// IP bytes of data accepted since the last feedback, and when that feedback went.
+    since_feedback: u64,
+    last_feedback: Option<Time>,
+    /// Feedbacks whose X_recv of 0 was replaced (see `flush_feedback`).
+    x_recv_fixed: u64,
 }
 
 impl Session {
@@ -223,6 +228,9 @@ impl Session {
             sender_key: None,
             feedbacks: 0,
             app_overflow: 0,
+            since_feedback: 0,
+            last_feedback: None,
+            x_recv_fixed: 0,
         }
     }
 
@@ -284,6 +292,7 @@ impl Session {
             peer: Some(self.peer.to_string()),
             protection: self.mode.name().to_string(),
             sender_key: self.sender_key.map(|k| tfrc_protect::noise::hex(&k)),
+            x_recv_zero_replaced: self.x_recv_fixed,
             ..ReceiverReport::default()
         }
     }
@@ -818,6 +827,7 @@ impl ReceiverEngine {
             s.hops = Some(hdr.initial_ttl.saturating_sub(t));
         }
         s.packets += 1;
+        s.since_feedback = s.since_feedback.saturating_add(wire_len);
         s.wire_bytes = s.wire_bytes.saturating_add(wire_len);
         s.payload_bytes = s.payload_bytes.saturating_add(payload.len() as u64);
         s.first.get_or_insert(now);
@@ -903,10 +913,29 @@ impl ReceiverEngine {
     }
 
     /// Turn due feedback reports into datagrams.
+    ///
+    /// One correction to the core's report: the core measures X_recv over the previous
+    /// R_(m-1) seconds (RFC 5348 §6.2 step 2) but rearms its timer for R_m, so when the RTT in
+    /// the data headers grows, or when a batch is read late (arrivals carry the kernel's
+    /// older stamps), data can arrive after one report and before the window of the next, which
+    /// then says X_recv = 0 although data arrived. A sender that also has p > 0
+    /// then sets X = s/t_mbi (§4.3 step 4) and, with X_recv tiny ever after, stays there:
+    /// through a relay on loopback it stayed at 125 b/s (issue 16). A report due because data
+    /// arrived since the last one (§6.2: only then is one sent) never says 0 here: it gives the
+    /// rate since the last report instead. The first report keeps §6.3's X_recv = 0.
     fn flush_feedback(&mut self, now: Time) {
         let mut out = Vec::new();
         for s in self.sessions.values_mut() {
-            while let Some(fb) = s.core.poll_feedback(now) {
+            while let Some(mut fb) = s.core.poll_feedback(now) {
+                if let Some(last) = s.last_feedback {
+                    let span = now.saturating_since(last).as_secs_f64();
+                    if fb.x_recv == 0.0 && s.since_feedback > 0 && span > 0.0 {
+                        fb.x_recv = s.since_feedback as f64 / span;
+                        s.x_recv_fixed += 1;
+                    }
+                }
+                s.last_feedback = Some(now);
+                s.since_feedback = 0;
                 let h = frame::header(Kind::Feedback, s.id);
                 let mut d = h.to_vec();
                 d.extend_from_slice(&wire::encode_feedback(&fb));

@@ -333,6 +333,11 @@ pub struct ReceiverReport {
     /// See `unvalidated_bytes_in`.
     #[serde(default)]
     pub unvalidated_bytes_out: u64,
+    /// Feedbacks whose X_recv the core computed as 0 although data had arrived since the
+    /// previous feedback, sent with the rate since that feedback instead
+    /// (`docs/real-network.md`, "X_recv = 0").
+    #[serde(default)]
+    pub x_recv_zero_replaced: u64,
 }
 
 impl ReceiverReport {
