@@ -50,7 +50,9 @@ mod sys;
 use std::time::Duration;
 
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
-pub use sender::{Protect, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source};
+pub use sender::{
+    Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
+};
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 
 /// Largest segment (payload) size a session may use: one datagram, less the frame, TFRC and

@@ -289,9 +289,62 @@ struct Shared {
     queue: Mutex<Queue>,
     room: Condvar,
     stats: Mutex<SenderStats>,
+    rate: Mutex<RateState>,
+    rate_changed: Condvar,
     stop: AtomicBool,
     done: AtomicBool,
     wake: sys::EventFd,
+}
+
+/// The allowed rate as last published, with a generation number that grows at every change.
+#[derive(Clone, Copy, Debug, Default)]
+struct RateState {
+    generation: u64,
+    x_bps: f64,
+    finished: bool,
+}
+
+/// Follows the sender's allowed rate X (bits/s) without polling
+/// [`Sender::stats`]: an encoder waits for the next change and adapts its bitrate to it. Made by
+/// [`Sender::rate_watch`]; any number may exist.
+pub struct RateWatch {
+    shared: Arc<Shared>,
+    seen: u64,
+}
+
+impl RateWatch {
+    /// The allowed rate now, bits/s (0 before the first send time).
+    pub fn rate_bps(&self) -> f64 {
+        self.shared.rate.lock().map(|r| r.x_bps).unwrap_or(0.0)
+    }
+
+    /// Wait up to `timeout` for X to change since this watch last returned a rate; the new rate
+    /// in bits/s, or `None` on timeout or once the sender has stopped.
+    pub fn wait_change(&mut self, timeout: Duration) -> Option<f64> {
+        let g = self.shared.rate.lock().ok()?;
+        let (g, _) = self
+            .shared
+            .rate_changed
+            .wait_timeout_while(g, timeout, |r| r.generation == self.seen && !r.finished)
+            .ok()?;
+        if g.generation == self.seen || g.finished {
+            return None;
+        }
+        self.seen = g.generation;
+        Some(g.x_bps)
+    }
+}
+
+/// Publish X when it changed (at feedbacks and timer expiries) and wake the watches.
+fn publish_rate(shared: &Shared, x_bps: f64, finished: bool) {
+    if let Ok(mut r) = shared.rate.lock() {
+        if r.x_bps != x_bps || r.finished != finished {
+            r.x_bps = x_bps;
+            r.finished = finished;
+            r.generation += 1;
+            shared.rate_changed.notify_all();
+        }
+    }
 }
 
 /// A TFRC sender running on its own thread.
@@ -358,6 +411,8 @@ impl Sender {
             }),
             room: Condvar::new(),
             stats: Mutex::new(SenderStats::default()),
+            rate: Mutex::new(RateState::default()),
+            rate_changed: Condvar::new(),
             stop: AtomicBool::new(false),
             done: AtomicBool::new(false),
             wake: sys::EventFd::new()?,
@@ -370,6 +425,8 @@ impl Sender {
             .spawn(move || {
                 let r = run(sock, to, opts, &sh, ready_tx);
                 sh.done.store(true, Ordering::SeqCst);
+                let x = sh.rate.lock().map(|r| r.x_bps).unwrap_or(0.0);
+                publish_rate(&sh, x, true);
                 sh.room.notify_all();
                 r
             })?;
@@ -421,6 +478,39 @@ impl Sender {
             self.shared.wake.notify();
         }
         Ok(())
+    }
+
+    /// Queue one message without blocking: `Ok(false)` when the queue is full (the
+    /// application's cue that it produces faster than TFRC allows).
+    pub fn try_send(&self, msg: Vec<u8>) -> Result<bool, SendError> {
+        if msg.len() > self.max_msg {
+            return Err(SendError::TooLong {
+                len: msg.len(),
+                max: self.max_msg,
+            });
+        }
+        let mut q = self.shared.queue.lock().map_err(|_| SendError::Closed)?;
+        if q.closed || self.shared.done.load(Ordering::SeqCst) {
+            return Err(SendError::Closed);
+        }
+        if q.msgs.len() >= self.queue_cap {
+            return Ok(false);
+        }
+        let was_empty = q.msgs.is_empty();
+        q.msgs.push_back(msg);
+        drop(q);
+        if was_empty {
+            self.shared.wake.notify();
+        }
+        Ok(true)
+    }
+
+    /// A watch of the allowed rate X, for an encoder that follows it (see [`RateWatch`]).
+    pub fn rate_watch(&self) -> RateWatch {
+        RateWatch {
+            shared: self.shared.clone(),
+            seen: 0,
+        }
     }
 
     /// The largest message [`send`](Self::send) accepts.
@@ -1042,6 +1132,7 @@ fn run(
         if core.poll_timeout().is_some_and(|t| t <= now) {
             core.on_timeout(now);
         }
+        publish_rate(shared, core.rate() * 8.0, false);
         // 4. Transmit whatever the core allows now.
         if !stopping {
             while let Some(h) = core.poll_transmit(now) {

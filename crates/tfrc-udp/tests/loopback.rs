@@ -154,3 +154,40 @@ fn connect_to_nobody_times_out_cleanly() {
     assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
     assert!(err.to_string().contains("no answer"), "{err}");
 }
+
+/// An encoder's view: the rate watch reports changes of X without polling (the first within
+/// the handshake's aftermath), and `try_send` never blocks, saying when the queue is full.
+#[test]
+fn rate_watch_and_try_send() {
+    let rx = receiver(Mode::Plain, None);
+    let tx = Sender::connect(
+        rx.local_addr(),
+        SenderOptions {
+            queue: 4,
+            ..SenderOptions::default()
+        },
+    )
+    .unwrap();
+    let drain = std::thread::spawn(move || while rx.recv().is_some() {});
+    let mut w = tx.rate_watch();
+    let first = w.wait_change(Duration::from_secs(5)).expect("a rate");
+    assert!(first > 0.0);
+    assert_eq!(w.rate_bps(), first);
+    let mut full = 0;
+    for _ in 0..2_000 {
+        if !tx.try_send(vec![1u8; 1000]).unwrap() {
+            full += 1;
+        }
+    }
+    assert!(
+        full > 0,
+        "a 4-message queue fills when 2,000 are offered at once"
+    );
+    assert!(matches!(
+        tx.try_send(vec![0u8; 5000]),
+        Err(tfrc_udp::SendError::TooLong { .. })
+    ));
+    let _ = tx.close().unwrap();
+    assert_eq!(w.wait_change(Duration::from_secs(1)), None, "stopped");
+    drain.join().unwrap();
+}
