@@ -180,3 +180,144 @@ fn a_flood_leaves_a_legitimate_session_at_least_80_percent() {
     let (i, o) = (r.unvalidated_bytes_in, r.unvalidated_bytes_out);
     assert!(o <= i, "reflection {o} > {i}");
 }
+
+/// A raw IPv4 socket (needs root, as CI has): the only way to put another host's address in a
+/// datagram's source field on loopback.
+fn raw_socket() -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain socket(2) and setsockopt(2) calls with valid arguments; the descriptor is
+    // owned by the returned OwnedFd.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW);
+        assert!(
+            fd >= 0,
+            "a raw socket needs root (CAP_NET_RAW): run the tests as root, as CI does ({})",
+            std::io::Error::last_os_error()
+        );
+        let one: libc::c_int = 1;
+        let r = libc::setsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_HDRINCL,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        assert_eq!(r, 0, "IP_HDRINCL: {}", std::io::Error::last_os_error());
+        std::os::fd::OwnedFd::from_raw_fd(fd)
+    }
+}
+
+/// Send `payload` as a UDP datagram from `from` to `to` (IPv4), whatever `from` is.
+fn send_spoofed(fd: &std::os::fd::OwnedFd, from: SocketAddr, to: SocketAddr, payload: &[u8]) {
+    use std::os::fd::AsRawFd;
+    let (SocketAddr::V4(f), SocketAddr::V4(t)) = (from, to) else {
+        panic!("IPv4 only");
+    };
+    let total = 20 + 8 + payload.len();
+    let mut p = vec![0u8; total];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[8] = 64;
+    p[9] = 17; // UDP; the kernel fills in the IP checksum and ID
+    p[12..16].copy_from_slice(&f.ip().octets());
+    p[16..20].copy_from_slice(&t.ip().octets());
+    p[20..22].copy_from_slice(&f.port().to_be_bytes());
+    p[22..24].copy_from_slice(&t.port().to_be_bytes());
+    p[24..26].copy_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    // UDP checksum 0: none (allowed over IPv4).
+    p[28..].copy_from_slice(payload);
+    let sa = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(t.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: the buffer and the address are valid for the lengths given.
+    let n = unsafe {
+        libc::sendto(
+            fd.as_raw_fd(),
+            p.as_ptr().cast(),
+            p.len(),
+            0,
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(n, p.len() as isize, "{}", std::io::Error::last_os_error());
+}
+
+/// Spoofed-source reflection over real sockets: 2,000 HELLOs (plain and Noise) whose source is
+/// a victim's address make the receiver send the victim no more bytes than the HELLOs carried
+/// (the RETRYs: 36 of 128 bytes), and open no session.
+#[test]
+fn spoofed_source_hellos_reflect_at_most_1x_to_the_victim() {
+    let key = tfrc_protect::StaticKeypair::generate().unwrap();
+    let rx = Receiver::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        ReceiverOptions {
+            noise_key: Some(key),
+            sessions: None,
+            ..ReceiverOptions::default()
+        },
+    )
+    .unwrap();
+    let victim = UdpSocket::bind("127.0.0.2:0").unwrap();
+    victim
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let vaddr = victim.local_addr().unwrap();
+    let server = rx.local_addr();
+    // The victim reads while the attack runs (its socket buffer would overflow otherwise).
+    let reader = std::thread::spawn(move || {
+        let (mut got, mut n_retry) = (0usize, 0usize);
+        let mut buf = [0u8; 2048];
+        while let Ok((n, from)) = victim.recv_from(&mut buf) {
+            assert_eq!(from, server);
+            assert_eq!(frame::parse(&buf[..n]).unwrap().kind, Kind::Retry);
+            got += n;
+            n_retry += 1;
+        }
+        (got, n_retry)
+    });
+    let raw = raw_socket();
+    let mut sent = 0usize;
+    for i in 0..2_000u64 {
+        let mode = if i % 2 == 0 {
+            frame::Mode::Plain
+        } else {
+            frame::Mode::Noise
+        };
+        let mut d = frame::header(Kind::Hello, i).to_vec();
+        d.extend_from_slice(
+            &frame::encode_hello(&frame::Hello {
+                mode,
+                profile: tfrc::ProfileKind::Rfc5348,
+                segment_size: 1000,
+                clock_tag: 0,
+                variants: Vec::new(),
+                token: Vec::new(),
+                noise: Vec::new(),
+            })
+            .unwrap(),
+        );
+        send_spoofed(&raw, vaddr, rx.local_addr(), &d);
+        sent += d.len();
+        if i % 200 == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let (got, n_retry) = reader.join().unwrap();
+    rx.shutdown();
+    let reports = rx.wait_all().unwrap();
+    eprintln!(
+        "spoofed: {sent} bytes sent as the victim, {got} bytes ({n_retry} RETRYs) reflected to it"
+    );
+    assert!(
+        n_retry > 1_000,
+        "the spoofed HELLOs reached the receiver: {n_retry}"
+    );
+    assert!(got <= sent, "reflection {got} > {sent}");
+    assert!(reports.iter().all(|r| r.packets == 0));
+}
