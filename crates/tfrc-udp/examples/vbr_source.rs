@@ -18,8 +18,8 @@ fn rung(x_bps: f64) -> f64 {
     LADDER
         .iter()
         .copied()
-        .filter(|&b| b <= 0.9 * x_bps)
-        .last()
+        .rev()
+        .find(|&b| b <= 0.9 * x_bps)
         .unwrap_or(LADDER[0])
 }
 
