@@ -79,9 +79,10 @@ pub struct SenderOptions {
     pub protect: Protect,
     /// The data source.
     pub source: Source,
-    /// The application's own rate, bytes/s: data become ready at most this fast (a CBR
-    /// source), so TFRC sends at min(X, limit).
-    pub rate_limit: Option<f64>,
+    /// The application's own rate, bits/s (the unit of every rate in this crate's API:
+    /// [`SenderStats`], [`RateWatch`], the flow summaries): data become ready at most this
+    /// fast (a CBR source), so TFRC sends at min(X, limit).
+    pub rate_limit_bps: Option<f64>,
     /// Stop sending after this long (counted from the end of the handshake).
     pub duration: Option<Duration>,
     /// Give the core the RTT measured by the handshake (HELLO → HELLO_ACK, and KEY → KEY_ACK
@@ -112,7 +113,7 @@ impl Default for SenderOptions {
             variants: Vec::new(),
             protect: Protect::None,
             source: Source::Messages,
-            rate_limit: None,
+            rate_limit_bps: None,
             duration: None,
             handshake_rtt: true,
             spin: Duration::from_micros(50),
@@ -133,7 +134,7 @@ impl std::fmt::Debug for SenderOptions {
             .field("variants", &self.variants)
             .field("protect", &self.protect)
             .field("source", &self.source)
-            .field("rate_limit", &self.rate_limit)
+            .field("rate_limit_bps", &self.rate_limit_bps)
             .field("duration", &self.duration)
             .field("handshake_rtt", &self.handshake_rtt)
             .finish_non_exhaustive()
@@ -385,6 +386,15 @@ impl Sender {
                     frame::MAX_VARIANTS
                 ),
             ));
+        }
+        if let Some(r) = opts.rate_limit_bps {
+            // At least 1 b/s keeps every admission interval (s/r) within days, not overflows.
+            if !(r.is_finite() && r >= 1.0) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("rate limit {r} b/s: expected a finite rate of at least 1 b/s"),
+                ));
+            }
         }
         let s = opts.profile.sender.segment_size as usize;
         if s > crate::MAX_SEGMENT {
@@ -1007,6 +1017,8 @@ fn run(
         core.on_handshake_rtt(crate::now(), r);
     }
     let s = opts.profile.sender.segment_size as usize;
+    // The core's unit is bytes/s.
+    let rate_limit = opts.rate_limit_bps.map(|b| b / 8.0);
     let generated: Vec<u8> = (0..s).map(|i| (i % 251) as u8).collect();
     let start = crate::now();
     let end = opts.duration.map(|d| start + d);
@@ -1079,7 +1091,7 @@ fn run(
         let mut app_closed = false;
         if !stopping {
             match opts.source {
-                Source::Generated => match opts.rate_limit {
+                Source::Generated => match rate_limit {
                     None => {
                         if !infinite {
                             core.set_infinite_backlog(now);
@@ -1105,7 +1117,7 @@ fn run(
                         .map_err(|_| io::Error::other("queue poisoned"))?;
                     let mut n = 0u64;
                     while let Some(m) = q.msgs.front() {
-                        if let Some(r) = opts.rate_limit {
+                        if let Some(r) = rate_limit {
                             if next_admit > now {
                                 break;
                             }
@@ -1174,7 +1186,7 @@ fn run(
         if let Some(t) = core.poll_timeout() {
             wake = wake.min(t.max(now));
         }
-        if opts.rate_limit.is_some() {
+        if rate_limit.is_some() {
             wake = wake.min(next_admit.max(now));
         }
         if let Some(e) = end {

@@ -95,7 +95,7 @@ fn cbr_session(to: SocketAddr) -> u64 {
         to,
         SenderOptions {
             source: Source::Generated,
-            rate_limit: Some(2e6 / 8.0),
+            rate_limit_bps: Some(2e6),
             duration: Some(Duration::from_secs(2)),
             ..SenderOptions::default()
         },

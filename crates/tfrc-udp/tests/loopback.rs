@@ -118,7 +118,7 @@ fn rate_limited_cbr_runs_at_the_application_rate() {
         rx.local_addr(),
         SenderOptions {
             source: Source::Generated,
-            rate_limit: Some(rate_bps / 8.0),
+            rate_limit_bps: Some(rate_bps),
             duration: Some(Duration::from_secs(2)),
             ..SenderOptions::default()
         },
@@ -136,6 +136,22 @@ fn rate_limited_cbr_runs_at_the_application_rate() {
         f.goodput_bps
     );
     assert!(f.loss_rate < 0.01, "{}", f.loss_rate);
+}
+
+#[test]
+fn a_bad_rate_limit_is_refused_before_connecting() {
+    for r in [0.0, -1.0, f64::NAN, f64::INFINITY, 0.5] {
+        let err = Sender::connect(
+            "127.0.0.1:9".parse().unwrap(),
+            SenderOptions {
+                rate_limit_bps: Some(r),
+                ..SenderOptions::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{r}: {err}");
+    }
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn rate(v: &str) -> Result<f64, String> {
     if bps <= 0.0 {
         return Err(format!("'{v}' must be a rate above zero"));
     }
-    Ok(bps / 8.0)
+    Ok(bps)
 }
 
 fn variant(v: &str) -> Result<VariantChoice, String> {
@@ -346,7 +346,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         variants,
         protect,
         source,
-        rate_limit: args.rate_limit,
+        rate_limit_bps: args.rate_limit,
         duration,
         handshake_rtt: !args.no_handshake_rtt,
         feedback_log: log,
