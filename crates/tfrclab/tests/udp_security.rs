@@ -91,21 +91,34 @@ fn noise_session_with_allow_list_delivers_and_wrong_keys_fail() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     // A sender that pinned another key (a proxy's): the handshake fails at the sender, and the
-    // receiver cannot read it (no session, counted).
-    let bad = send(
-        &addr,
-        &["--protect", "noise", "--peer-key", &other_pub, "--key"]
-            .iter()
-            .copied()
-            .chain([dir.path().join("tx.key").to_str().unwrap()])
-            .collect::<Vec<_>>(),
-    );
+    // receiver cannot read it (no session, counted). An unlisted sender (right receiver key,
+    // its own fresh identity): refused. Both wait out the connect timeout, so at once.
+    let tx_key = dir.path().join("tx.key");
+    let bad = std::thread::spawn({
+        let (addr, other_pub, k) = (addr.clone(), other_pub.clone(), tx_key.clone());
+        move || {
+            send(
+                &addr,
+                &[
+                    "--protect",
+                    "noise",
+                    "--peer-key",
+                    &other_pub,
+                    "--key",
+                    k.to_str().unwrap(),
+                ],
+            )
+        }
+    });
+    let unlisted = std::thread::spawn({
+        let (addr, rx_pub) = (addr.clone(), rx_pub.clone());
+        move || send(&addr, &["--protect", "noise", "--peer-key", &rx_pub])
+    });
+    let bad = bad.join().unwrap();
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("no answer"), "{err}");
-    // An unlisted sender (right receiver key, its own fresh identity): refused.
-    let unlisted = send(&addr, &["--protect", "noise", "--peer-key", &rx_pub]);
-    assert!(!unlisted.status.success());
+    assert!(!unlisted.join().unwrap().status.success());
     // Plain: refused (the receiver requires protection).
     let plain = send(&addr, &[]);
     assert!(!plain.status.success());
@@ -115,7 +128,6 @@ fn noise_session_with_allow_list_delivers_and_wrong_keys_fail() {
         String::from_utf8_lossy(&plain.stderr)
     );
     // The listed sender with the pinned key.
-    let tx_key = dir.path().join("tx.key");
     let good = send(
         &addr,
         &[
