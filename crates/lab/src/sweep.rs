@@ -550,6 +550,35 @@ fn opt(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// The extra last columns of `sweep.csv` and `runs.csv`: for each axis whose values all read
+/// as bandwidths or durations ([`numeric_values`]), the values as numbers in a column named
+/// with the unit (`topology.bottleneck_bandwidth (Mb/s)`), so that tools need not parse
+/// "10Mbps". Last, so the columns before them keep their places.
+fn numeric_grid_header(r: &SweepResult) -> Vec<String> {
+    r.axes
+        .iter()
+        .filter_map(|a| match numeric_values(&a.values) {
+            Some((_, unit)) if !unit.is_empty() => Some(format!("{} ({unit})", a.key)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Grid point `point`'s cells under [`numeric_grid_header`].
+fn numeric_grid_cells(r: &SweepResult, point: usize) -> Vec<String> {
+    let Some(p) = r.points.get(point) else {
+        return Vec::new();
+    };
+    r.axes
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| match numeric_values(&a.values) {
+            Some((xs, unit)) if !unit.is_empty() => Some(xs[p.value_index[k]].to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `sweep.csv`: one row per (grid point, subject, metric): `point` (1-based, grid order), one
 /// column per axis (named by its key, holding the value), `subject`, `metric`, `n`, `mean`,
 /// `sd`, `ci_half_width`, `ci_lo`, `ci_hi` (the last four empty when n = 1).
@@ -570,6 +599,7 @@ pub fn write_sweep_csv(path: &Path, r: &SweepResult) -> anyhow::Result<()> {
         ]
         .map(String::from),
     );
+    header.extend(numeric_grid_header(r));
     w.write_record(&header)?;
     for a in &r.aggregates {
         let mut rec = vec![(a.point + 1).to_string()];
@@ -586,6 +616,7 @@ pub fn write_sweep_csv(path: &Path, r: &SweepResult) -> anyhow::Result<()> {
             opt(a.stat.ci_lo()),
             opt(a.stat.ci_hi()),
         ]);
+        rec.extend(numeric_grid_cells(r, a.point));
         w.write_record(&rec)?;
     }
     w.flush()?;
@@ -599,8 +630,10 @@ pub fn write_runs_csv(path: &Path, r: &SweepResult) -> anyhow::Result<()> {
     let mut header = vec!["point".to_string()];
     header.extend(r.axes.iter().map(|a| a.key.clone()));
     header.extend(["run_seed", "subject", "metric", "value"].map(String::from));
+    header.extend(numeric_grid_header(r));
     w.write_record(&header)?;
     for run in &r.runs {
+        let numbers = numeric_grid_cells(r, run.point);
         let mut prefix = vec![(run.point + 1).to_string()];
         if let Some(p) = r.points.get(run.point) {
             prefix.extend(p.assignments.iter().map(|(_, v)| v.clone()));
@@ -609,6 +642,7 @@ pub fn write_runs_csv(path: &Path, r: &SweepResult) -> anyhow::Result<()> {
         for mv in metric_values(&run.summary) {
             let mut rec = prefix.clone();
             rec.extend([mv.subject, mv.metric, mv.value.to_string()]);
+            rec.extend(numbers.iter().cloned());
             w.write_record(&rec)?;
         }
     }

@@ -147,9 +147,19 @@ fn grid_runs_and_aggregates_match_the_raw_runs() {
             "run_seed",
             "subject",
             "metric",
-            "value"
+            "value",
+            "flows.udp1.rate (Mb/s)"
         ]
     );
+    // The bandwidth axis also as a number, in the unit its column names.
+    for r in &runs {
+        let want = match r[2].as_str() {
+            "100kbps" => 0.1,
+            "300kbps" => 0.3,
+            other => panic!("unexpected rate {other}"),
+        };
+        assert_eq!(r[7].parse::<f64>().unwrap(), want);
+    }
     let mut raw: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
     let mut point_values: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut seeds: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -191,7 +201,8 @@ fn grid_runs_and_aggregates_match_the_raw_runs() {
             "sd",
             "ci_half_width",
             "ci_lo",
-            "ci_hi"
+            "ci_hi",
+            "flows.udp1.rate (Mb/s)"
         ]
     );
     assert_eq!(
@@ -374,7 +385,9 @@ fn one_seed_gives_means_without_intervals() {
     assert!(!rows.is_empty());
     for r in &rows {
         assert_eq!(r[4], "1", "{r:?}");
-        assert!(r[6..].iter().all(String::is_empty), "{r:?}");
+        assert!(r[6..10].iter().all(String::is_empty), "{r:?}");
+        let mbps = r[1].trim_end_matches("Mbps");
+        assert_eq!(r[10], mbps, "the bandwidth as a number, Mb/s: {r:?}");
     }
     let html = std::fs::read_to_string(d.join("res/report.html")).unwrap();
     assert!(html.contains("no confidence intervals"));
