@@ -53,28 +53,33 @@ pub struct Drops {
 }
 
 impl Drops {
+    /// Every counter with its name, in declaration order.
+    pub fn by_cause(&self) -> [(&'static str, u64); 16] {
+        [
+            ("malformed", self.malformed),
+            ("truncated", self.truncated),
+            ("spoofed", self.spoofed),
+            ("unexpected", self.unexpected),
+            ("duplicate", self.duplicate),
+            ("out of range", self.out_of_range),
+            ("stale", self.stale),
+            ("auth truncated", self.auth_truncated),
+            ("tampered", self.tampered),
+            ("replayed", self.replayed),
+            ("too old", self.too_old),
+            ("refused", self.refused),
+            ("bad token", self.bad_token),
+            ("table full", self.table_full),
+            ("handshake failed", self.handshake_failed),
+            ("not allowed", self.not_allowed),
+        ]
+    }
+
     /// All drops.
     pub fn total(&self) -> u64 {
-        [
-            self.malformed,
-            self.truncated,
-            self.spoofed,
-            self.unexpected,
-            self.duplicate,
-            self.out_of_range,
-            self.stale,
-            self.auth_truncated,
-            self.tampered,
-            self.replayed,
-            self.too_old,
-            self.refused,
-            self.bad_token,
-            self.table_full,
-            self.handshake_failed,
-            self.not_allowed,
-        ]
-        .iter()
-        .fold(0u64, |a, b| a.saturating_add(*b))
+        self.by_cause()
+            .iter()
+            .fold(0u64, |a, (_, b)| a.saturating_add(*b))
     }
 
     /// Count a datagram that is not a valid frame: too short for its kind, or otherwise bad.
@@ -395,9 +400,36 @@ impl ReceiverReport {
     }
 }
 
+/// "none", or the non-zero causes: "3 duplicate, 1 tampered" (the terminal summaries).
+impl std::fmt::Display for Drops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .by_cause()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{n} {name}"))
+            .collect();
+        if parts.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn drops_read_as_text() {
+        let mut d = Drops::default();
+        assert_eq!(d.to_string(), "none");
+        d.duplicate = 3;
+        d.tampered = 1;
+        assert_eq!(d.to_string(), "3 duplicate, 1 tampered");
+        assert_eq!(d.total(), 4);
+    }
 
     #[test]
     fn delay_figures() {

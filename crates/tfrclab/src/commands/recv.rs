@@ -241,7 +241,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             print_flow(&mut sink, flow)?;
             writeln!(
                 sink,
-                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}, drops {} ({:?}), reordered {}, hops {}{}",
+                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}, drops {} ({}), reordered {}, hops {}{}",
                 report.session,
                 report.peer.as_deref().unwrap_or("-"),
                 report.protection,

@@ -451,7 +451,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 if let Some(r) = r {
                     writeln!(
                         stdout,
-                        "# receiver: drops {} ({:?}), reordered {}, protection {}",
+                        "# receiver: drops {} ({}), reordered {}, protection {}",
                         r.drops.total(),
                         r.drops,
                         r.reordered,
