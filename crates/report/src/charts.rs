@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 
 use super::scale::{fmt_num, linear_ticks, log_ticks, Ticks};
-use super::svg::{n, render, stroke_attrs, style, Frame, LegendItem, Plot, Svg, Swatch, XAxis};
+use super::svg::{
+    n, open_series, render, stroke_attrs, style, Frame, LegendItem, Plot, Svg, Swatch, XAxis,
+};
 use super::Chart;
 
 /// A horizontal reference line, e.g. a paper's printed value or TCP-friendliness 1.0.
@@ -310,7 +312,9 @@ impl Chart for LineChart {
         };
         render(&frame, |svg, plot| {
             for (i, s) in self.series.iter().enumerate() {
+                open_series(svg, i, &[]);
                 self.draw_series(svg, plot, i, s);
+                svg.close("g");
             }
             // On top, so bars and dense lines cannot hide them.
             references(svg, plot, &self.references);
@@ -662,6 +666,7 @@ impl Chart for ErrorBarChart {
         render(&frame, |svg, plot| {
             for (i, s) in self.series.iter().enumerate() {
                 let st = style(i);
+                open_series(svg, i, &[]);
                 let offset = i as f64 - (k - 1.0) / 2.0;
                 let dodge = match &cats {
                     Some(_) => offset * (plot.band_width() * 0.5 / k).min(18.0),
@@ -732,6 +737,7 @@ impl Chart for ErrorBarChart {
                     );
                     svg.close("g");
                 }
+                svg.close("g");
             }
             references(svg, plot, &self.references);
         })
@@ -1002,8 +1008,9 @@ impl Chart for DistributionChart {
             DistributionKind::Histogram => {
                 for (i, (s, bars)) in self.series.iter().zip(&hist).enumerate() {
                     let st = style(i);
-                    svg.open(
-                        "g",
+                    open_series(
+                        svg,
+                        i,
                         &[
                             ("fill", st.color),
                             ("fill-opacity", opacity),
@@ -1052,6 +1059,7 @@ impl Chart for DistributionChart {
                     if mapped.is_empty() {
                         continue;
                     }
+                    open_series(svg, i, &[]);
                     let mut d = String::new();
                     for (j, (x, y, _, _)) in mapped.iter().enumerate() {
                         let _ = write!(d, "{}{} {}", if j == 0 { "M" } else { "L" }, n(*x), n(*y));
@@ -1073,6 +1081,7 @@ impl Chart for DistributionChart {
                             );
                         }
                     }
+                    svg.close("g");
                 }
             }
         })
@@ -1252,7 +1261,7 @@ impl Chart for BarChart {
             };
             for (i, s) in self.series.iter().enumerate() {
                 let st = style(i);
-                svg.open("g", &[("fill", st.color)]);
+                open_series(svg, i, &[("fill", st.color)]);
                 for (j, cat) in self.categories.iter().enumerate() {
                     let v = s.values.get(j).copied().unwrap_or(f64::NAN);
                     let x = plot.band_center(j) - inner / 2.0 + i as f64 * bw;

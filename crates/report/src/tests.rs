@@ -345,9 +345,10 @@ fn numeric_error_bars_connect_means_in_x_order() {
         .log_x(true)
         .to_svg();
     check_svg(&svg);
+    // The log axis is fitted to the data (10 to 50), not widened to whole decades.
     assert!(
-        svg.contains(">10</text>") && svg.contains(">100</text>"),
-        "log decade ticks"
+        svg.contains(">10</text>") && svg.contains(">50</text>") && !svg.contains(">100</text>"),
+        "log 1-2-5 ticks fitted to the data"
     );
     assert_eq!(
         svg.matches("stroke-linejoin").count(),
@@ -541,7 +542,11 @@ fn sample_page() -> Page {
 fn page_escapes_all_text_and_is_self_contained() {
     let html = sample_page().render();
     assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
-    assert!(!html.contains("<script"));
+    // One script, inline (no src), admitted by the CSP through its hash and nothing else.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains(&format!("<script>{}</script>", html::SCRIPT)));
+    assert!(html.contains(&format!("script-src &#39;sha256-{}&#39;", html::SCRIPT_SHA256)));
+    assert!(!html.contains("unsafe-eval") && !html.contains("script-src &#39;unsafe-inline"));
     assert!(!html.contains("<b>"));
     assert!(html.contains("intro &lt;b&gt;not bold&lt;/b&gt;"));
     assert!(html.contains("rate = &quot;10Mb&quot; # &lt;&amp;&gt;"));
@@ -661,4 +666,16 @@ fn comparison_table_computes_differences_and_never_passes_missing_data() {
     assert_eq!(t.rows[1][5].class, Some(CellClass::Fail));
     assert_eq!(t.rows[2][4].text, "n/a");
     assert_eq!(t.rows[2][5].text, "✗ fail");
+}
+
+#[test]
+fn csp_hash_is_the_scripts_sha256() {
+    use base64ct::Encoding;
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(html::SCRIPT.as_bytes());
+    assert_eq!(
+        base64ct::Base64::encode_string(&digest),
+        html::SCRIPT_SHA256,
+        "update SCRIPT_SHA256 after editing SCRIPT"
+    );
 }
