@@ -32,7 +32,8 @@ mod tests;
 
 pub use charts::{
     BarChart, BarSeries, Distribution, DistributionChart, DistributionKind, DistributionSeries,
-    ErrorBarChart, ErrorPoint, ErrorSeries, LineChart, Reference, Series, XValue,
+    ErrorBarChart, ErrorPoint, ErrorSeries, LineChart, Reference, ScatterChart, ScatterPoint,
+    ScatterSeries, Series, XValue,
 };
 pub use forest::{ClaimSide, ForestPlot, ForestRow};
 pub use html::{Cell, CellClass, Page, Section, Table};
