@@ -78,7 +78,7 @@ pub struct PageLoad {
 
 impl PageLoad {
     /// Everything that counts as a console error or warning: all console calls, exceptions and
-    /// log entries (a report has no scripts, so any of these is a defect).
+    /// log entries (a report's script logs nothing, so any of these is a defect).
     pub fn problems(&self) -> Vec<String> {
         self.console
             .iter()
