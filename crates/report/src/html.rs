@@ -21,7 +21,8 @@ use super::Chart;
 ///
 /// The page uses the window's width: figures sit in a grid of columns at least 540 px wide (two
 /// side by side on a 1,400 px window, one on a phone), tables take the full width and wrap their
-/// cells rather than hiding columns behind a scrollbar, preformatted text wraps.
+/// cells (inside a word only when a column could not fit otherwise) rather than hiding columns
+/// behind a scrollbar, preformatted text wraps.
 const CSS: &str = "\
 :root{color-scheme:light}\
 *{box-sizing:border-box}\
@@ -44,9 +45,10 @@ table{border-collapse:collapse;font-size:.9rem;width:100%}\
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}\
 th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top;\
 overflow-wrap:anywhere}\
-thead th{background:#eef2f6;overflow-wrap:normal;hyphens:auto}\
+thead th{background:#eef2f6;hyphens:auto}\
 tbody tr:nth-child(even){background:#fafbfc}\
-td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}\
+td.num{text-align:right;font-variant-numeric:tabular-nums}\
+@media (max-width:1100px){table{font-size:.8rem}th,td{padding:.25em .35em}}\
 td.pass,td.supported{background:#dcf3e3;color:#0a5a1f;font-weight:600}\
 td.fail,td.contradicted{background:#fbe1dc;color:#8e1f0b;font-weight:600}\
 td.not-supported,td.warn{background:#fff2cc;color:#664b00;font-weight:600}\

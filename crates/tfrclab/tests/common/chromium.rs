@@ -298,6 +298,11 @@ pub fn file_url(path: &Path) -> String {
 /// evaluates `probe` (a JavaScript expression; its value is returned as JSON) and reports what
 /// the page logged and requested.
 pub fn load(path: &Path, probe: &str) -> PageLoad {
+    load_sized(path, probe, None)
+}
+
+/// Like [`load`], in a viewport `width`×`height` CSS pixels (device scale 1) when given.
+pub fn load_sized(path: &Path, probe: &str, viewport: Option<(u32, u32)>) -> PageLoad {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut cdp = Cdp::start(profile.path());
     let url = file_url(path);
@@ -319,6 +324,13 @@ pub fn load(path: &Path, probe: &str) -> PageLoad {
         "Page.enable",
     ] {
         cdp.call(domain, json!({}), Some(&session));
+    }
+    if let Some((width, height)) = viewport {
+        cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+            Some(&session),
+        );
     }
     // Events from about:blank are irrelevant; only what follows the navigation counts.
     cdp.events.clear();
