@@ -248,20 +248,18 @@ fn markers(svg: &mut Svg, plot: &Plot, marks: &[(f64, String)], range: (f64, f64
         svg.leaf_tip(
             "path",
             &[
-                (
-                    "d",
-                    &format!(
-                        "M{} {}l-4 -6h8z",
-                        n(p),
-                        n(plot.top)
-                    ),
-                ),
+                ("d", &format!("M{} {}l-4 -6h8z", n(p), n(plot.top))),
                 ("fill", "#57606a"),
             ],
             &format!("t = {}: {text}", fmt_num(*x)),
         );
         // Room for a label: the gap to the next marker (or the plot's right edge).
-        let next = px[k + 1..].iter().flatten().next().copied().unwrap_or(plot.right);
+        let next = px[k + 1..]
+            .iter()
+            .flatten()
+            .next()
+            .copied()
+            .unwrap_or(plot.right);
         let room = (next - p - 6.0).min(plot.right - p - 4.0);
         if room >= 30.0 {
             let l = super::svg::fit(&text, room, 9.0);
@@ -1572,14 +1570,22 @@ impl Chart for ScatterChart {
                             t = n(py - 3.0),
                             b = n(py + 3.0)
                         );
-                        svg.leaf("path", &[("d", &d), ("fill", "none"), ("stroke-width", "1.2")]);
+                        svg.leaf(
+                            "path",
+                            &[("d", &d), ("fill", "none"), ("stroke-width", "1.2")],
+                        );
                         tip.push_str(&format!(" (range {} to {})", fmt_num(a), fmt_num(b)));
                     }
                     // Shapes differ by series too, so the points read without colour.
                     match i % 3 {
                         0 => svg.leaf_tip(
                             "circle",
-                            &[("cx", &n(px)), ("cy", &n(py)), ("r", "5"), ("stroke", "#fff")],
+                            &[
+                                ("cx", &n(px)),
+                                ("cy", &n(py)),
+                                ("r", "5"),
+                                ("stroke", "#fff"),
+                            ],
                             &tip,
                         ),
                         1 => svg.leaf_tip(
@@ -1596,10 +1602,7 @@ impl Chart for ScatterChart {
                         _ => svg.leaf_tip(
                             "path",
                             &[
-                                (
-                                    "d",
-                                    &format!("M{} {}l5.5 9.5h-11z", n(px), n(py - 6.0)),
-                                ),
+                                ("d", &format!("M{} {}l5.5 9.5h-11z", n(px), n(py - 6.0))),
                                 ("stroke", "#fff"),
                             ],
                             &tip,

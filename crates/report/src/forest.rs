@@ -179,9 +179,15 @@ impl ForestRow {
                 format!("= {} ± {}", fmt_num(self.reference), fmt_num(t.abs()))
             }
             ClaimSide::Above | ClaimSide::Below => {
-                let sym = if self.side == ClaimSide::Above { ">" } else { "<" };
+                let sym = if self.side == ClaimSide::Above {
+                    ">"
+                } else {
+                    "<"
+                };
                 match self.claimed {
-                    Some(c) => format!("{sym} {} (claimed {})", fmt_num(self.reference), fmt_num(c)),
+                    Some(c) => {
+                        format!("{sym} {} (claimed {})", fmt_num(self.reference), fmt_num(c))
+                    }
                     None => format!("{sym} {}", fmt_num(self.reference)),
                 }
             }
@@ -275,7 +281,8 @@ impl Chart for ForestPlot {
         let mut last: Option<&str> = None;
         for (i, r) in self.rows.iter().enumerate() {
             if !r.group.is_empty() && last != Some(r.group.as_str()) {
-                let g = fit(&r.group, W - 2.0 * LABEL_X, 12.0);
+                // Bold type runs wider than the estimate: leave a margin.
+                let g = fit(&r.group, (W - 2.0 * LABEL_X) * 0.85, 12.0);
                 svg.text(
                     LABEL_X,
                     y + GROUP_ROW - 8.0,

@@ -49,7 +49,7 @@ thead th{background:#eef2f6;hyphens:auto;overflow-wrap:anywhere}\
 tbody tr:nth-child(even){background:#fafbfc}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}\
 @media (max-width:1100px){table{font-size:.8rem}th,td{padding:.25em .35em}}\
-@media (max-width:900px){table{font-size:.74rem}th,td{padding:.2em .25em}}\
+@media (max-width:900px){table{font-size:.74rem}th,td{padding:.2em .25em}td.num{overflow-wrap:anywhere}}\
 td.pass,td.supported{background:#dcf3e3;color:#0a5a1f;font-weight:600}\
 td.fail,td.contradicted{background:#fbe1dc;color:#8e1f0b;font-weight:600}\
 td.not-supported,td.warn{background:#fff2cc;color:#664b00;font-weight:600}\
@@ -320,9 +320,16 @@ fn render_cell(cell: &Cell, out: &mut String) {
             let _ = write!(out, "<a href=\"{}\">{}</a>", escape(h), escape(&cell.text));
         }
         (None, Some(n)) if cell.text.chars().count() > n => {
-            let cut = cell.text.char_indices().nth(n).map_or(cell.text.len(), |(i, _)| i);
+            let cut = cell
+                .text
+                .char_indices()
+                .nth(n)
+                .map_or(cell.text.len(), |(i, _)| i);
             // Break at the last space before the limit, so words stay whole.
-            let cut = cell.text[..cut].rfind(' ').filter(|&i| i > n / 2).unwrap_or(cut);
+            let cut = cell.text[..cut]
+                .rfind(' ')
+                .filter(|&i| i > n / 2)
+                .unwrap_or(cut);
             let _ = write!(
                 out,
                 "<details><summary>{}…</summary>{}</details>",

@@ -111,7 +111,9 @@ fn nice_125(v: f64, down: bool) -> f64 {
     let mags = [10f64.powi(e - 1), 10f64.powi(e), 10f64.powi(e + 1)];
     let cands = mags.iter().flat_map(|m| [1.0 * m, 2.0 * m, 5.0 * m]);
     if down {
-        cands.filter(|c| *c <= v * (1.0 + 1e-9)).fold(mags[0], f64::max)
+        cands
+            .filter(|c| *c <= v * (1.0 + 1e-9))
+            .fold(mags[0], f64::max)
     } else {
         cands
             .filter(|c| *c >= v * (1.0 - 1e-9))

@@ -710,7 +710,10 @@ mod tests {
         assert_ne!(style(12).dash, style(0).dash);
         let first: Vec<&str> = (0..12).map(|i| style(i).color).collect();
         for (i, a) in first.iter().enumerate() {
-            assert!(!first[i + 1..].contains(a), "colour {a} repeats within 12 series");
+            assert!(
+                !first[i + 1..].contains(a),
+                "colour {a} repeats within 12 series"
+            );
         }
         assert_ne!(style(1).color, style(0).color);
     }

@@ -545,7 +545,10 @@ fn page_escapes_all_text_and_is_self_contained() {
     // One script, inline (no src), admitted by the CSP through its hash and nothing else.
     assert_eq!(html.matches("<script").count(), 1);
     assert!(html.contains(&format!("<script>{}</script>", html::SCRIPT)));
-    assert!(html.contains(&format!("script-src &#39;sha256-{}&#39;", html::SCRIPT_SHA256)));
+    assert!(html.contains(&format!(
+        "script-src &#39;sha256-{}&#39;",
+        html::SCRIPT_SHA256
+    )));
     assert!(!html.contains("unsafe-eval") && !html.contains("script-src &#39;unsafe-inline"));
     assert!(!html.contains("<b>"));
     assert!(html.contains("intro &lt;b&gt;not bold&lt;/b&gt;"));
@@ -693,11 +696,46 @@ fn forest_rows() -> Vec<ForestRow> {
         verdict,
     };
     vec![
-        row("above", Estimate::new(2.0, 1.5, 2.5), ClaimSide::Above, 0.0, Some(2.2), Verdict::Supported),
-        row("below", Estimate::new(0.95, 0.9, 1.0), ClaimSide::Below, 0.9, None, Verdict::Contradicted),
-        row("within", Estimate::new(3100.0, 2900.0, 3300.0), ClaimSide::Within(291.7), 2917.0, None, Verdict::NotSupported),
-        row("no interval", Estimate::point(1.0), ClaimSide::Above, 0.0, None, Verdict::NotSupported),
-        row("no data", Estimate::point(f64::NAN), ClaimSide::Above, f64::NAN, None, Verdict::NotSupported),
+        row(
+            "above",
+            Estimate::new(2.0, 1.5, 2.5),
+            ClaimSide::Above,
+            0.0,
+            Some(2.2),
+            Verdict::Supported,
+        ),
+        row(
+            "below",
+            Estimate::new(0.95, 0.9, 1.0),
+            ClaimSide::Below,
+            0.9,
+            None,
+            Verdict::Contradicted,
+        ),
+        row(
+            "within",
+            Estimate::new(3100.0, 2900.0, 3300.0),
+            ClaimSide::Within(291.7),
+            2917.0,
+            None,
+            Verdict::NotSupported,
+        ),
+        row(
+            "no interval",
+            Estimate::point(1.0),
+            ClaimSide::Above,
+            0.0,
+            None,
+            Verdict::NotSupported,
+        ),
+        row(
+            "no data",
+            Estimate::point(f64::NAN),
+            ClaimSide::Above,
+            f64::NAN,
+            None,
+            Verdict::NotSupported,
+        ),
     ]
 }
 
@@ -713,8 +751,16 @@ fn forest_plot_has_one_mark_per_claim_coloured_and_labelled_by_verdict() {
     assert_eq!(svg.matches("class=\"claim-mark\"").count(), rows.len());
     assert_eq!(svg.matches("class=\"claim-row\"").count(), rows.len());
     // The verdict is a word and a shape as well as a colour.
-    for v in [Verdict::Supported, Verdict::NotSupported, Verdict::Contradicted] {
-        assert!(svg.matches(v.label()).count() >= 2, "{} in a row and the key", v.label());
+    for v in [
+        Verdict::Supported,
+        Verdict::NotSupported,
+        Verdict::Contradicted,
+    ] {
+        assert!(
+            svg.matches(v.label()).count() >= 2,
+            "{} in a row and the key",
+            v.label()
+        );
     }
     assert!(svg.contains("<circle class=\"claim-mark\""));
     assert!(svg.contains("<rect class=\"claim-mark\""));
@@ -726,7 +772,11 @@ fn forest_plot_has_one_mark_per_claim_coloured_and_labelled_by_verdict() {
     assert!(svg.contains("measured [95% CI]") && svg.contains("3100 [2900, 3300] kb/s"));
     // One group heading for the shared group.
     assert_eq!(svg.matches(">seed-00x</text>").count(), 1);
-    assert_eq!(svg, ForestPlot::new("Claims", rows).to_svg(), "deterministic");
+    assert_eq!(
+        svg,
+        ForestPlot::new("Claims", rows).to_svg(),
+        "deterministic"
+    );
     let empty = ForestPlot::new("none", vec![]).to_svg();
     assert_well_formed(&empty);
     assert!(empty.contains("no claims"));

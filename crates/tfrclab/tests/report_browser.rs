@@ -7,17 +7,16 @@
 //!   itself, no chart text leaves its chart), and nothing logs an error or fetches anything.
 //!
 //! Screenshots of every page at both widths are kept under `target/test-artifacts/report-browser/`
-//! (CI keeps them as artefacts of the test run).
+//! (CI keeps them as artefacts of the test run); `reproduce.rs` checks the layout of every
+//! paper's report the same way.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use common::chromium;
+use common::{chromium, layout};
 use serde_json::Value;
-
-const WIDTHS: [u32; 2] = [1400, 800];
 
 fn tfrclab(args: &[&str], dir: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
@@ -31,49 +30,6 @@ fn tfrclab(args: &[&str], dir: &Path) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
-
-/// Where screenshots go: `$CARGO_TARGET_DIR` or the workspace's `target`.
-fn artefacts() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::repo().join("target"));
-    let dir = target.join("test-artifacts").join("report-browser");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The first figure, and everything that overflows its container.
-const LAYOUT: &str = r##"(() => {
-  const svgs = [...document.querySelectorAll('svg')];
-  const first = document.querySelector('figure svg');
-  const over = [];
-  const W = window.innerWidth;
-  if (document.documentElement.scrollWidth > W)
-    over.push('page: ' + document.documentElement.scrollWidth + ' px wide in a ' + W + ' px window');
-  for (const el of document.body.querySelectorAll('*')) {
-    if (el.closest('svg') || el.clientWidth === 0) continue;
-    if (el.scrollWidth > el.clientWidth + 1)
-      over.push(el.tagName.toLowerCase() + '.' + el.className + ' (' + el.scrollWidth + ' > ' +
-                el.clientWidth + ' px): ' + (el.textContent || '').slice(0, 80));
-  }
-  svgs.forEach((s, i) => {
-    const r = s.getBoundingClientRect();
-    for (const t of s.querySelectorAll('text')) {
-      const b = t.getBoundingClientRect();
-      if (b.width > 0 && (b.left < r.left - 1 || b.right > r.right + 1 || b.top < r.top - 1 || b.bottom > r.bottom + 1))
-        over.push('chart ' + i + ' text: ' + t.textContent);
-    }
-  });
-  return {
-    width: W,
-    firstIsFirstSvg: svgs.length > 0 && svgs[0] === first,
-    firstTitle: first ? first.querySelector('title').textContent : null,
-    firstMarks: first ? first.querySelectorAll('.claim-mark').length : -1,
-    firstRows: first ? first.querySelectorAll('.claim-row').length : -1,
-    firstWidth: first ? first.getBoundingClientRect().width : 0,
-    overflow: over,
-  };
-})()"##;
 
 /// Click a legend entry of the first chart with several series, hover a mark, zoom.
 const INTERACT: &str = r##"(() => {
@@ -116,48 +72,16 @@ const INTERACT: &str = r##"(() => {
   };
 })()"##;
 
-/// Loads `page` at both widths: no console output, no requests, nothing overflowing; keeps a
-/// screenshot of each. Returns the layout probe at the first width.
-fn check_layout(page: &Path, name: &str) -> Value {
-    let mut first = None;
-    for w in WIDTHS {
-        let load = chromium::load_sized(page, LAYOUT, Some((w, 900)));
-        assert!(
-            load.problems().is_empty(),
-            "{name} at {w} px: {:#?}",
-            load.problems()
-        );
-        assert!(
-            load.other_requests().is_empty(),
-            "{name} at {w} px: requests {:?}",
-            load.other_requests()
-        );
-        let p = load.probe;
-        assert_eq!(p["width"], w, "{name}: the viewport is {w} px wide");
-        assert_eq!(
-            p["overflow"].as_array().map(Vec::len),
-            Some(0),
-            "{name} at {w} px, overflowing: {:#}",
-            p["overflow"]
-        );
-        chromium::screenshot(
-            page,
-            &artefacts().join(format!("{name}-{w}.png")),
-            w,
-            3000,
-        );
-        first.get_or_insert(p);
-    }
-    first.unwrap()
-}
-
 fn claims_in(csv_path: &Path) -> usize {
     let mut r = csv::Reader::from_path(csv_path).unwrap();
     r.records().count()
 }
 
 fn assert_claims_figure_first(p: &Value, claims: usize, name: &str) {
-    assert_eq!(p["firstIsFirstSvg"], true, "{name}: no chart before the first figure");
+    assert_eq!(
+        p["firstIsFirstSvg"], true,
+        "{name}: no chart before the first figure"
+    );
     assert!(
         p["firstTitle"]
             .as_str()
@@ -190,10 +114,10 @@ fn reproduce_report_opens_with_its_claims_and_fits_every_width() {
     let paper = out.join("seed-003");
     let claims = claims_in(&paper.join("claims.csv"));
     assert!(claims >= 2, "seed 003 has claims");
-    let p = check_layout(&paper.join("report.html"), "seed-003");
+    let p = layout::check(&paper.join("report.html"), "seed-003");
     assert_claims_figure_first(&p, claims, "seed-003 report");
     // The index shows the same claims the same way.
-    let p = check_layout(&out.join("index.html"), "index");
+    let p = layout::check(&out.join("index.html"), "index");
     assert_claims_figure_first(&p, claims, "index");
 }
 
@@ -206,7 +130,7 @@ fn run_report_legend_hides_series_and_fits_every_width() {
         dir.path(),
     );
     let page = dir.path().join("run/report.html");
-    check_layout(&page, "run");
+    layout::check(&page, "run");
     let load = chromium::load_sized(&page, INTERACT, Some((1400, 900)));
     assert!(load.problems().is_empty(), "{:#?}", load.problems());
     let p = load.probe;
@@ -216,10 +140,16 @@ fn run_report_legend_hides_series_and_fits_every_width() {
         !v.is_empty() && v.iter().all(|x| x.as_bool() == Some(want))
     };
     assert!(all("before", true), "series 0 drawn at first: {p}");
-    assert!(all("afterClick", false), "clicking its legend entry hides it: {p}");
+    assert!(
+        all("afterClick", false),
+        "clicking its legend entry hides it: {p}"
+    );
     assert!(all("othersAfterClick", true), "other series stay: {p}");
     assert_eq!(p["dimmed"], true, "the legend entry shows it is off: {p}");
-    assert!(all("afterSecondClick", true), "a second click shows it again: {p}");
+    assert!(
+        all("afterSecondClick", true),
+        "a second click shows it again: {p}"
+    );
     let tip = p["tipText"].as_str().unwrap_or_default();
     assert!(
         tip.contains("tcp1") && tip.contains("x = ") && tip.contains("y = "),

@@ -440,7 +440,10 @@ fn assert_renders_cleanly(path: &Path, e: &Expect) -> Value {
     // One script, inline, admitted by the CSP only through its hash.
     assert_eq!(html.matches("<script").count(), 1, "{}", path.display());
     assert!(html.contains(&format!("<script>{}</script>", report::html::SCRIPT)));
-    assert!(html.contains(&format!("script-src &#39;sha256-{}&#39;", report::html::SCRIPT_SHA256)));
+    assert!(html.contains(&format!(
+        "script-src &#39;sha256-{}&#39;",
+        report::html::SCRIPT_SHA256
+    )));
     let load = chromium::load(path, PROBE);
     assert!(
         load.problems().is_empty(),

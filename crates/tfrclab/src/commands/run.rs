@@ -86,7 +86,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut page = run_report::run_report(&s, &sum, &rows, &result);
     let mut files = vec![
         ("flows.csv", "flows.csv: per-flow metrics"),
-        ("timeseries.csv", "timeseries.csv: every time series of the charts"),
+        (
+            "timeseries.csv",
+            "timeseries.csv: every time series of the charts",
+        ),
         ("summary.json", "summary.json: every number of this report"),
     ];
     match args.trace {

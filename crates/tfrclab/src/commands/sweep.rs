@@ -129,12 +129,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     sweep::write_runs_csv(&out.path("runs.csv"), &result)?;
     sweep::write_sweep_json(&out.path("sweep.json"), &result)?;
     let primary: Vec<String> = if args.primary.is_empty() {
-        sweep::DEFAULT_PRIMARY.iter().map(|m| m.to_string()).collect()
+        sweep::DEFAULT_PRIMARY
+            .iter()
+            .map(|m| m.to_string())
+            .collect()
     } else {
         args.primary.clone()
     };
     for p in &args.primary {
-        if !result.aggregates.iter().any(|a| sweep::is_primary(&a.metric, p)) {
+        if !result
+            .aggregates
+            .iter()
+            .any(|a| sweep::is_primary(&a.metric, p))
+        {
             let mut names: Vec<&str> = Vec::new();
             for a in &result.aggregates {
                 if !names.contains(&a.metric.as_str()) {
