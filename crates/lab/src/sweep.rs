@@ -9,7 +9,7 @@
 //!   naming the `--set` responsible and the file position;
 //! - [`run_all`]: the runs on a rayon pool, results in task order whatever the number of threads;
 //! - [`aggregate`]: per (grid point, subject, metric), mean / sd / n / CI;
-//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report`] for `report.html`.
+//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report()`] (or [`report_with`]) for `report.html`.
 //!
 //! `docs/metrics.md` documents the files' columns.
 

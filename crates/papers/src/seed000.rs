@@ -17,7 +17,7 @@
 //! `scenarios/seeds/seed-000/paper.toml` (compiled in).
 //!
 //! This module also holds what seed 001 (same authors, topology and metrics) shares: the
-//! pooled [`Metric`]s, the headline-claim data file ([`Headlines`]) and the data-rate helpers.
+//! pooled `Metric`s, the headline-claim data file (`Headlines`) and the data-rate helpers.
 
 use serde::Deserialize;
 

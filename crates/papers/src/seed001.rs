@@ -219,7 +219,7 @@ impl Paper for Seed001 {
     }
 
     /// For Fig. 3 (throughput against simulation time): the two flows' summed throughput in
-    /// each of [`WINDOWS`] equal windows of the run, as `throughput_w<k>` of subject `all`.
+    /// each of `WINDOWS` equal windows of the run, as `throughput_w<k>` of subject `all`.
     fn measure(
         &self,
         experiment: &Experiment,
