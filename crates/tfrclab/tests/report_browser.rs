@@ -3,6 +3,7 @@
 //! - a paper report's and the index's first figure is the claims figure, one mark per claim;
 //! - clicking a legend entry hides its series (and clicking again shows it), hovering a mark
 //!   shows its values, dragging a box zooms and a double click zooms out;
+//! - without scripts every chart is drawn all the same;
 //! - no text overflows its container (nothing scrolls sideways, no cell or box is wider than
 //!   itself, no chart text leaves its chart), and nothing logs an error or fetches anything.
 //!
@@ -157,4 +158,38 @@ fn run_report_legend_hides_series_and_fits_every_width() {
     );
     assert_ne!(p["vbZoomed"], p["vb0"], "dragging a box zooms: {p}");
     assert_eq!(p["vbReset"], p["vb0"], "a double click zooms out: {p}");
+}
+
+/// What a reader without JavaScript sees: every chart drawn, every series shown.
+const STATIC: &str = r##"(() => ({
+  scriptRan: document.querySelector('div.tip') !== null,
+  svgs: document.querySelectorAll('figure svg').length,
+  drawn: [...document.querySelectorAll('figure svg')]
+    .filter(s => s.getBoundingClientRect().width > 300 && s.querySelectorAll('path, circle, rect').length > 5).length,
+  hiddenSeries: [...document.querySelectorAll('g.series')].filter(g => getComputedStyle(g).display === 'none').length,
+}))()"##;
+
+#[test]
+fn reports_are_complete_without_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let example = common::repo().join("scenarios/examples/dumbbell.toml");
+    tfrclab(
+        &["run", example.to_str().unwrap(), "--out", "run"],
+        dir.path(),
+    );
+    let page = dir.path().join("run/report.html");
+    let off = chromium::load_with(&page, STATIC, Some((1400, 900)), false);
+    assert!(off.problems().is_empty(), "{:#?}", off.problems());
+    let p = off.probe;
+    assert_eq!(p["scriptRan"], false, "scripts were off: {p}");
+    assert!(p["svgs"].as_u64().unwrap() >= 5, "{p}");
+    assert_eq!(
+        p["drawn"], p["svgs"],
+        "every chart drawn without scripts: {p}"
+    );
+    assert_eq!(p["hiddenSeries"], 0, "{p}");
+    // And the same page with scripts on ran its script (the probe above is not vacuous).
+    let on = chromium::load_with(&page, STATIC, Some((1400, 900)), true);
+    assert_eq!(on.probe["scriptRan"], true, "{}", on.probe);
+    assert_eq!(on.probe["drawn"], p["svgs"]);
 }

@@ -303,6 +303,17 @@ pub fn load(path: &Path, probe: &str) -> PageLoad {
 
 /// Like [`load`], in a viewport `width`×`height` CSS pixels (device scale 1) when given.
 pub fn load_sized(path: &Path, probe: &str, viewport: Option<(u32, u32)>) -> PageLoad {
+    load_with(path, probe, viewport, true)
+}
+
+/// Like [`load_sized`]; with `scripts` false the page's own scripts do not run (the probe
+/// still does), as for a reader who turned JavaScript off.
+pub fn load_with(
+    path: &Path,
+    probe: &str,
+    viewport: Option<(u32, u32)>,
+    scripts: bool,
+) -> PageLoad {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut cdp = Cdp::start(profile.path());
     let url = file_url(path);
@@ -329,6 +340,13 @@ pub fn load_sized(path: &Path, probe: &str, viewport: Option<(u32, u32)>) -> Pag
         cdp.call(
             "Emulation.setDeviceMetricsOverride",
             json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+            Some(&session),
+        );
+    }
+    if !scripts {
+        cdp.call(
+            "Emulation.setScriptExecutionDisabled",
+            json!({ "value": true }),
             Some(&session),
         );
     }
