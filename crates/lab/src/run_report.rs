@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use crate::runner::RunOutput;
 use crate::summary::{LinkSummary, SeriesRow, Summary};
-use report::{fmt_num, Cell, DistributionChart, DistributionKind, LineChart, Page, Table};
+use report::{
+    fmt_num, Cell, DistributionChart, DistributionKind, LineChart, Page, ScatterChart,
+    ScatterPoint, Table,
+};
 use scenario::Scenario;
 
 /// Points of one (metric, subject) series, scaled.
@@ -62,6 +65,50 @@ pub fn flow_table(summary: &Summary) -> Table {
     t
 }
 
+/// Marks where each flow starts and stops (a stop at the end of the run is no event) and where
+/// links go down or up, on a time chart.
+fn with_events(mut chart: LineChart, s: &Scenario) -> LineChart {
+    let end = s.duration.as_secs_f64();
+    for f in &s.flows {
+        chart = chart.marker(f.start.as_secs_f64(), format!("{} starts", f.name));
+        let stop = f.stop.as_secs_f64();
+        if stop < end {
+            chart = chart.marker(stop, format!("{} stops", f.name));
+        }
+    }
+    for e in &s.events {
+        let name = s.links.get(e.link).map_or("link", |l| l.name.as_str());
+        let what = match e.action {
+            scenario::LinkAction::Down => "down",
+            scenario::LinkAction::Up => "up",
+        };
+        chart = chart.marker(e.at.as_secs_f64(), format!("{name} {what}"));
+    }
+    chart
+}
+
+/// Pantheon's throughput–delay plot: one point per flow at (mean one-way delay, throughput),
+/// its whisker reaching to the 95th percentile delay.
+pub fn throughput_delay_chart(summary: &Summary) -> ScatterChart {
+    let mut c = ScatterChart::new(
+        "Throughput against delay, per flow",
+        "one-way delay (ms): mean, whisker to p95",
+        "throughput (Mb/s)",
+    );
+    for f in &summary.flows {
+        c = c.series(
+            &f.name,
+            vec![ScatterPoint {
+                x: f.delay_mean_s * 1e3,
+                y: f.throughput_bps / 1e6,
+                x_range: (f.delay_mean_s * 1e3, f.delay_p95_s * 1e3),
+                label: f.kind.clone(),
+            }],
+        );
+    }
+    c
+}
+
 /// Build the run report.
 pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &RunOutput) -> Page {
     let mut page = Page::new(format!("tfrclab run: {}", s.name));
@@ -88,10 +135,19 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
     for f in &s.flows {
         thr = thr.series(&f.name, series(rows, "throughput_bps", &f.name, 1e-6));
     }
-    page.section("Throughput over time").figure(
-        &thr,
-        format!("Wire bits received per {} s bin.", fmt_num(bin)),
-    );
+    let thr = with_events(thr, s);
+    page.section("Throughput over time")
+        .figure(
+            &thr,
+            format!(
+                "Wire bits received per {} s bin. Dotted lines: flows starting or stopping, links going down or up.",
+                fmt_num(bin)
+            ),
+        )
+        .figure(
+            &throughput_delay_chart(summary),
+            "Each flow's throughput against its mean one-way delay (whisker: to the 95th percentile), as Pantheon plots schemes: up and left is better.",
+        );
 
     let mut cdf = DistributionChart::new("End-to-end delay", "delay (ms)", DistributionKind::Cdf);
     for (f, r) in s.flows.iter().zip(&out.results.flows) {
@@ -135,6 +191,7 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         for (_, subject) in &busy {
             q = q.series(subject.clone(), series(rows, "queue_packets", subject, 1.0));
         }
+        let q = with_events(q, s);
         queues.figure(
             &q,
             "The busiest link directions ('>' from → to, '<' to → from).",
@@ -161,6 +218,7 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
                 .series("p", series(rows, "p", name, 1.0));
             let r = LineChart::new(format!("{name}: smoothed RTT R"), "time (s)", "R (ms)")
                 .series("R", series(rows, "rtt_s", name, 1e3));
+            let (rates, p, r) = (with_events(rates, s), with_events(p, s), with_events(r, s));
             sec.figure(&rates, "Sampled at the end of each bin.")
                 .figure(&p, "As reported in the last feedback.")
                 .figure(&r, "");

@@ -9,7 +9,7 @@
 //!   naming the `--set` responsible and the file position;
 //! - [`run_all`]: the runs on a rayon pool, results in task order whatever the number of threads;
 //! - [`aggregate`]: per (grid point, subject, metric), mean / sd / n / CI;
-//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report()`] for `report.html`.
+//! - the writers of `sweep.csv`, `runs.csv`, `sweep.json`, and [`report()`] (or [`report_with`]) for `report.html`.
 //!
 //! `docs/metrics.md` documents the files' columns.
 
@@ -821,9 +821,67 @@ fn with_unit(name: &str, unit: &str) -> String {
     }
 }
 
-/// `report.html` of a sweep: for every metric, a chart of mean ± 95% CI against the first
-/// swept parameter (one series per subject and combination of the other axes) and a table.
+/// The metrics a sweep report opens with unless `--primary` names others.
+pub const DEFAULT_PRIMARY: [&str; 2] = ["throughput_bps", "friendliness"];
+
+/// Whether `metric` is the one `--primary` named: the same name, or a name that extends it
+/// after an underscore (`friendliness` takes in `friendliness_same_rtt`).
+pub fn is_primary(metric: &str, named: &str) -> bool {
+    metric == named
+        || metric
+            .strip_prefix(named)
+            .is_some_and(|rest| rest.starts_with('_'))
+}
+
+/// [`report_with`] opening with [`DEFAULT_PRIMARY`].
 pub fn report(r: &SweepResult) -> Page {
+    let primary: Vec<String> = DEFAULT_PRIMARY.iter().map(|m| m.to_string()).collect();
+    report_with(r, &primary)
+}
+
+/// Pantheon's throughput–delay plot over a sweep: a series per flow, a point per grid point.
+fn throughput_delay(r: &SweepResult) -> report::ScatterChart {
+    let mean = |p: usize, subject: &str, metric: &str| {
+        r.aggregates
+            .iter()
+            .find(|a| a.point == p && a.subject == subject && a.metric == metric)
+            .map_or(f64::NAN, |a| a.stat.mean)
+    };
+    let mut flows: Vec<&str> = Vec::new();
+    for a in r.aggregates.iter().filter(|a| a.metric == "throughput_bps") {
+        if !flows.contains(&a.subject.as_str()) {
+            flows.push(&a.subject);
+        }
+    }
+    let mut c = report::ScatterChart::new(
+        "Throughput against delay, per flow",
+        "one-way delay (ms): mean, whisker to p95",
+        "throughput (Mb/s)",
+    );
+    for f in flows {
+        let pts = r
+            .points
+            .iter()
+            .map(|p| report::ScatterPoint {
+                x: mean(p.index, f, "delay_mean_s") * 1e3,
+                y: mean(p.index, f, "throughput_bps") / 1e6,
+                x_range: (
+                    mean(p.index, f, "delay_mean_s") * 1e3,
+                    mean(p.index, f, "delay_p95_s") * 1e3,
+                ),
+                label: p.label(),
+            })
+            .collect();
+        c = c.series(f, pts);
+    }
+    c
+}
+
+/// `report.html` of a sweep: the `primary` metrics first (in the order named), then the
+/// throughput–delay plot and the grid, then every other metric; for every metric, a chart of
+/// mean ± 95% CI against the first swept parameter (one series per subject and combination of
+/// the other axes) and a table.
+pub fn report_with(r: &SweepResult, primary: &[String]) -> Page {
     let mut page = Page::new(format!("tfrclab sweep: {}", r.scenario));
     let n_seeds = r.seeds.first().map_or(0, Vec::len);
     let intro = page.intro();
@@ -863,7 +921,7 @@ pub fn report(r: &SweepResult) -> Page {
         row.push(Cell::new(seed_text));
         grid_table.push_row(row);
     }
-    page.section("Grid").table(grid_table);
+    let mut grid_section = Some(grid_table);
 
     let xi = x_axis(&r.axes);
     let numeric = xi.and_then(|i| numeric_values(&r.axes[i].values));
@@ -931,8 +989,28 @@ pub fn report(r: &SweepResult) -> Page {
         }
     };
 
+    let rank = |m: &str| {
+        primary
+            .iter()
+            .position(|p| is_primary(m, p))
+            .unwrap_or(primary.len())
+    };
+    metrics.sort_by_key(|m| rank(m));
     let mut all_zero = Vec::new();
-    for metric in metrics {
+    for metric in metrics.into_iter().map(Some).chain([None]) {
+        // After the primary metrics: the throughput–delay plot and the grid.
+        if metric.is_none_or(|m| rank(m) == primary.len()) {
+            if let Some(t) = grid_section.take() {
+                page.section("Throughput and delay").figure(
+                    &throughput_delay(r),
+                    "Per flow and grid point: mean throughput against mean one-way delay over \
+                     seeds (whisker: to the mean 95th percentile delay); hover a point for its \
+                     grid values.",
+                );
+                page.section("Grid").table(t);
+            }
+        }
+        let Some(metric) = metric else { break };
         let subjects: Vec<&str> = {
             let mut v: Vec<&str> = Vec::new();
             for a in r.aggregates.iter().filter(|a| a.metric == metric) {

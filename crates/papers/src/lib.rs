@@ -16,7 +16,7 @@
 //! The framework runs every run of every selected paper on one thread pool with one progress
 //! bar, evaluates the claims ([`Claim::evaluate`], the single verdict rule of [`claims`]), and
 //! writes `DIR/<paper>/{report.html, claims.csv, claim_samples.csv, runs.csv, <table>.csv,
-//! summary.json, scenarios/}` and `DIR/index.html` ([`mod@write`]). Transcribed paper values live in
+//! summary.json, scenarios/}` and `DIR/index.html` ([`write`](mod@write)). Transcribed paper values live in
 //! a data file read by [`printed::PaperData`].
 //!
 //! # Randomness and pairing

@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 
 use super::scale::{fmt_num, linear_ticks, log_ticks, Ticks};
-use super::svg::{n, render, stroke_attrs, style, Frame, LegendItem, Plot, Svg, Swatch, XAxis};
+use super::svg::{
+    n, open_series, render, stroke_attrs, style, Frame, LegendItem, Plot, Svg, Swatch, XAxis,
+};
 use super::Chart;
 
 /// A horizontal reference line, e.g. a paper's printed value or TCP-friendliness 1.0.
@@ -48,6 +50,8 @@ pub struct LineChart {
     pub include_zero: bool,
     /// Horizontal reference lines.
     pub references: Vec<Reference>,
+    /// Vertical event markers `(x, label)`, e.g. where flows start and stop or a link fails.
+    pub markers: Vec<(f64, String)>,
 }
 
 impl LineChart {
@@ -66,7 +70,15 @@ impl LineChart {
             step: false,
             include_zero: true,
             references: Vec::new(),
+            markers: Vec::new(),
         }
+    }
+
+    /// Adds a vertical event marker at `x` (markers at the same x share one line; markers
+    /// outside the data's x range are left out).
+    pub fn marker(mut self, x: f64, label: impl Into<String>) -> Self {
+        self.markers.push((x, label.into()));
+        self
     }
 
     /// Adds a series.
@@ -201,6 +213,68 @@ fn references(svg: &mut Svg, plot: &Plot, refs: &[Reference]) {
     }
 }
 
+/// Vertical event markers: a dotted line per distinct x within `range`, its labels joined in
+/// the tooltip and, where there is room, printed at the top of the plot.
+fn markers(svg: &mut Svg, plot: &Plot, marks: &[(f64, String)], range: (f64, f64)) {
+    let mut at: Vec<(f64, Vec<&str>)> = Vec::new();
+    for (x, label) in marks {
+        if !x.is_finite() || *x < range.0 || *x > range.1 {
+            continue;
+        }
+        match at.iter_mut().find(|(v, _)| v == x) {
+            Some((_, ls)) => ls.push(label),
+            None => at.push((*x, vec![label])),
+        }
+    }
+    at.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let px: Vec<Option<f64>> = at.iter().map(|(x, _)| plot.px(*x)).collect();
+    svg.open("g", &[("class", "markers")]);
+    for (k, ((x, labels), p)) in at.iter().zip(&px).enumerate() {
+        let Some(p) = *p else { continue };
+        let text = labels.join(", ");
+        svg.leaf_tip(
+            "line",
+            &[
+                ("x1", &n(p)),
+                ("x2", &n(p)),
+                ("y1", &n(plot.top)),
+                ("y2", &n(plot.bottom)),
+                ("stroke", "#8c959f"),
+                ("stroke-width", "1"),
+                ("stroke-dasharray", "1 3"),
+            ],
+            &format!("t = {}: {text}", fmt_num(*x)),
+        );
+        svg.leaf_tip(
+            "path",
+            &[
+                ("d", &format!("M{} {}l-4 -6h8z", n(p), n(plot.top))),
+                ("fill", "#57606a"),
+            ],
+            &format!("t = {}: {text}", fmt_num(*x)),
+        );
+        // Room for a label: the gap to the next marker (or the plot's right edge).
+        let next = px[k + 1..]
+            .iter()
+            .flatten()
+            .next()
+            .copied()
+            .unwrap_or(plot.right);
+        let room = (next - p - 6.0).min(plot.right - p - 4.0);
+        if room >= 30.0 {
+            let l = super::svg::fit(&text, room, 9.0);
+            svg.text(
+                p + 3.0,
+                plot.top + 10.0,
+                &l,
+                &[("font-size", "9"), ("fill", "#57606a")],
+                None,
+            );
+        }
+    }
+    svg.close("g");
+}
+
 fn legend_items(names: impl Iterator<Item = (String, bool)>, swatch: Swatch) -> Vec<LegendItem> {
     names
         .enumerate()
@@ -310,8 +384,11 @@ impl Chart for LineChart {
         };
         render(&frame, |svg, plot| {
             for (i, s) in self.series.iter().enumerate() {
+                open_series(svg, i, &[]);
                 self.draw_series(svg, plot, i, s);
+                svg.close("g");
             }
+            markers(svg, plot, &self.markers, (x_lo, x_hi));
             // On top, so bars and dense lines cannot hide them.
             references(svg, plot, &self.references);
         })
@@ -662,6 +739,7 @@ impl Chart for ErrorBarChart {
         render(&frame, |svg, plot| {
             for (i, s) in self.series.iter().enumerate() {
                 let st = style(i);
+                open_series(svg, i, &[]);
                 let offset = i as f64 - (k - 1.0) / 2.0;
                 let dodge = match &cats {
                     Some(_) => offset * (plot.band_width() * 0.5 / k).min(18.0),
@@ -732,6 +810,7 @@ impl Chart for ErrorBarChart {
                     );
                     svg.close("g");
                 }
+                svg.close("g");
             }
             references(svg, plot, &self.references);
         })
@@ -1002,8 +1081,9 @@ impl Chart for DistributionChart {
             DistributionKind::Histogram => {
                 for (i, (s, bars)) in self.series.iter().zip(&hist).enumerate() {
                     let st = style(i);
-                    svg.open(
-                        "g",
+                    open_series(
+                        svg,
+                        i,
                         &[
                             ("fill", st.color),
                             ("fill-opacity", opacity),
@@ -1052,6 +1132,7 @@ impl Chart for DistributionChart {
                     if mapped.is_empty() {
                         continue;
                     }
+                    open_series(svg, i, &[]);
                     let mut d = String::new();
                     for (j, (x, y, _, _)) in mapped.iter().enumerate() {
                         let _ = write!(d, "{}{} {}", if j == 0 { "M" } else { "L" }, n(*x), n(*y));
@@ -1073,6 +1154,7 @@ impl Chart for DistributionChart {
                             );
                         }
                     }
+                    svg.close("g");
                 }
             }
         })
@@ -1252,7 +1334,7 @@ impl Chart for BarChart {
             };
             for (i, s) in self.series.iter().enumerate() {
                 let st = style(i);
-                svg.open("g", &[("fill", st.color)]);
+                open_series(svg, i, &[("fill", st.color)]);
                 for (j, cat) in self.categories.iter().enumerate() {
                     let v = s.values.get(j).copied().unwrap_or(f64::NAN);
                     let x = plot.band_center(j) - inner / 2.0 + i as f64 * bw;
@@ -1343,6 +1425,192 @@ impl Chart for BarChart {
                 svg.close("g");
             }
             references(svg, plot, &self.references);
+        })
+    }
+}
+
+/// One point of a [`ScatterChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterPoint {
+    /// X value.
+    pub x: f64,
+    /// Y value.
+    pub y: f64,
+    /// An x interval drawn as a horizontal whisker (e.g. mean to 95th percentile delay), or NaN.
+    pub x_range: (f64, f64),
+    /// What the point is (shown on hover), e.g. a sweep's grid point.
+    pub label: String,
+}
+
+/// One named series of a [`ScatterChart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterSeries {
+    /// Legend name.
+    pub name: String,
+    /// The points.
+    pub points: Vec<ScatterPoint>,
+}
+
+/// Points without lines, one series per subject: e.g. Pantheon's throughput–delay plot, one
+/// point per flow at (delay, throughput).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScatterChart {
+    /// Title above the chart.
+    pub title: String,
+    /// X axis label with unit.
+    pub x_label: String,
+    /// Y axis label with unit.
+    pub y_label: String,
+    /// The series.
+    pub series: Vec<ScatterSeries>,
+}
+
+impl ScatterChart {
+    /// An empty chart.
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> Self {
+        ScatterChart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series: Vec::new(),
+        }
+    }
+
+    /// Adds a series.
+    pub fn series(mut self, name: impl Into<String>, points: Vec<ScatterPoint>) -> Self {
+        self.series.push(ScatterSeries {
+            name: name.into(),
+            points,
+        });
+        self
+    }
+}
+
+impl Chart for ScatterChart {
+    fn title(&self) -> &str {
+        &self.title
+    }
+
+    fn to_svg(&self) -> String {
+        let mut xe = Extent::default();
+        let mut ye = Extent::default();
+        let mut has = Vec::new();
+        for s in &self.series {
+            let mut any = false;
+            for p in &s.points {
+                if !p.x.is_finite() {
+                    xe.non_finite += 1;
+                } else if ye.add(p.y, false) {
+                    xe.values.push(p.x);
+                    any = true;
+                    for b in [p.x_range.0, p.x_range.1] {
+                        if b.is_finite() {
+                            xe.values.push(b);
+                        }
+                    }
+                }
+            }
+            has.push(any);
+        }
+        let mut notes = Vec::new();
+        xe.notes("x values", &mut notes);
+        ye.notes("y values", &mut notes);
+        let frame = Frame {
+            title: self.title.clone(),
+            x_label: self.x_label.clone(),
+            y_label: self.y_label.clone(),
+            x: XAxis::Numeric {
+                ticks: xe.ticks(false, true, 8),
+                log: false,
+            },
+            y: ye.ticks(false, true, 6),
+            log_y: false,
+            legend: legend_items(
+                self.series
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .zip(has.iter().copied()),
+                Swatch::Line,
+            ),
+            notes,
+            no_data: !has.iter().any(|&h| h),
+            x_inset: 10.0,
+        };
+        render(&frame, |svg, plot| {
+            for (i, s) in self.series.iter().enumerate() {
+                let st = style(i);
+                open_series(svg, i, &[("fill", st.color), ("stroke", st.color)]);
+                for p in &s.points {
+                    let (Some(px), Some(py)) = (plot.px(p.x), plot.py(p.y)) else {
+                        continue;
+                    };
+                    let (a, b) = p.x_range;
+                    let mut tip = format!(
+                        "{}{}{} — {} {}, {} {}",
+                        s.name,
+                        if p.label.is_empty() { "" } else { ", " },
+                        p.label,
+                        self.x_label,
+                        fmt_num(p.x),
+                        self.y_label,
+                        fmt_num(p.y)
+                    );
+                    if let (Some(pa), Some(pb)) = (plot.px(a), plot.px(b)) {
+                        let d = format!(
+                            "M{} {y}H{}M{} {t}V{b}M{} {t}V{b}",
+                            n(pa),
+                            n(pb),
+                            n(pa),
+                            n(pb),
+                            y = n(py),
+                            t = n(py - 3.0),
+                            b = n(py + 3.0)
+                        );
+                        svg.leaf(
+                            "path",
+                            &[("d", &d), ("fill", "none"), ("stroke-width", "1.2")],
+                        );
+                        tip.push_str(&format!(" (range {} to {})", fmt_num(a), fmt_num(b)));
+                    }
+                    // Shapes differ by series too, so the points read without colour.
+                    match i % 3 {
+                        0 => svg.leaf_tip(
+                            "circle",
+                            &[
+                                ("cx", &n(px)),
+                                ("cy", &n(py)),
+                                ("r", "5"),
+                                ("stroke", "#fff"),
+                            ],
+                            &tip,
+                        ),
+                        1 => svg.leaf_tip(
+                            "rect",
+                            &[
+                                ("x", &n(px - 4.5)),
+                                ("y", &n(py - 4.5)),
+                                ("width", "9"),
+                                ("height", "9"),
+                                ("stroke", "#fff"),
+                            ],
+                            &tip,
+                        ),
+                        _ => svg.leaf_tip(
+                            "path",
+                            &[
+                                ("d", &format!("M{} {}l5.5 9.5h-11z", n(px), n(py - 6.0))),
+                                ("stroke", "#fff"),
+                            ],
+                            &tip,
+                        ),
+                    }
+                }
+                svg.close("g");
+            }
         })
     }
 }

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod charts;
+pub mod forest;
 pub mod html;
 pub mod scale;
 pub mod svg;
@@ -31,8 +32,10 @@ mod tests;
 
 pub use charts::{
     BarChart, BarSeries, Distribution, DistributionChart, DistributionKind, DistributionSeries,
-    ErrorBarChart, ErrorPoint, ErrorSeries, LineChart, Reference, Series, XValue,
+    ErrorBarChart, ErrorPoint, ErrorSeries, LineChart, Reference, ScatterChart, ScatterPoint,
+    ScatterSeries, Series, XValue,
 };
+pub use forest::{ClaimSide, ForestPlot, ForestRow};
 pub use html::{Cell, CellClass, Page, Section, Table};
 pub use scale::fmt_num;
 pub use tables::{comparison_table, verdict_table, ComparisonRow, Estimate, Verdict, VerdictRow};

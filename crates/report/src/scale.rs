@@ -105,10 +105,28 @@ pub fn linear_ticks(lo: f64, hi: f64, target: usize) -> Ticks {
     }
 }
 
+/// The 1-2-5 values (…, 0.5, 1, 2, 5, 10, …) at or below `v` (`down`) or at or above it.
+fn nice_125(v: f64, down: bool) -> f64 {
+    let e = (v.log10() + 1e-9).floor().clamp(-300.0, 300.0) as i32;
+    let mags = [10f64.powi(e - 1), 10f64.powi(e), 10f64.powi(e + 1)];
+    let cands = mags.iter().flat_map(|m| [1.0 * m, 2.0 * m, 5.0 * m]);
+    if down {
+        cands
+            .filter(|c| *c <= v * (1.0 + 1e-9))
+            .fold(mags[0], f64::max)
+    } else {
+        cands
+            .filter(|c| *c >= v * (1.0 - 1e-9))
+            .fold(mags[2] * 10.0, f64::min)
+    }
+}
+
 /// Ticks for a log10 axis covering `[lo, hi]`; both must be positive (else `[1, 10]`).
 ///
-/// The domain is widened to whole decades; ticks are 1-2-5 multiples within a decade or two,
-/// every decade up to about eight, and every n-th decade beyond.
+/// Up to three decades, the domain is the data's range widened to the nearest 1-2-5 values
+/// (data from 0.5 to 30 get the axis 0.5–50, not 0.1–100) with ticks at the 1-2-5 values in
+/// it (every multiple of the decade when that gives fewer than three); wider ranges are widened
+/// to whole decades, with ticks every decade up to about eight, and every n-th decade beyond.
 pub fn log_ticks(lo: f64, hi: f64) -> Ticks {
     let ok = |v: f64| v.is_finite() && v > 0.0;
     let (lo, hi) = if ok(lo) && ok(hi) {
@@ -122,21 +140,38 @@ pub fn log_ticks(lo: f64, hi: f64) -> Ticks {
         e1 = e0 + 1.0;
     }
     let decades = (e1 - e0) as i64;
-    let mut values = Vec::new();
     if decades <= 3 {
-        for e in (e0 as i64)..(e1 as i64) {
-            for m in [1.0, 2.0, 5.0] {
-                values.push(m * 10f64.powi(e as i32));
-            }
+        let mut d0 = nice_125(lo, true);
+        let mut d1 = nice_125(hi, false);
+        if d1 <= d0 * (1.0 + 1e-9) {
+            // One value: the 1-2-5 neighbours on either side.
+            d0 = nice_125(d0 * 0.99, true);
+            d1 = nice_125(d1 * 1.01, false);
         }
-        values.push(10f64.powi(e1 as i32));
-    } else {
-        let every = (decades + 7) / 8;
-        let mut e = e0 as i64;
-        while e <= e1 as i64 {
-            values.push(10f64.powi(e as i32));
-            e += every;
+        let within = |v: &f64| *v >= d0 * (1.0 - 1e-9) && *v <= d1 * (1.0 + 1e-9);
+        let decade_values = |ms: &[f64]| -> Vec<f64> {
+            ((e0 as i32 - 1)..=(e1 as i32))
+                .flat_map(|e| ms.iter().map(move |m| m * 10f64.powi(e)))
+                .filter(within)
+                .collect()
+        };
+        let mut values = decade_values(&[1.0, 2.0, 5.0]);
+        if values.len() < 3 {
+            values = decade_values(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
         }
+        return Ticks {
+            lo: d0,
+            hi: d1,
+            values,
+            step: 0.0,
+        };
+    }
+    let mut values = Vec::new();
+    let every = (decades + 7) / 8;
+    let mut e = e0 as i64;
+    while e <= e1 as i64 {
+        values.push(10f64.powi(e as i32));
+        e += every;
     }
     Ticks {
         lo: 10f64.powi(e0 as i32),
@@ -368,9 +403,18 @@ mod tests {
     #[test]
     fn log_ticks_span_decades() {
         let t = log_ticks(0.002, 0.3);
-        assert_eq!(t.lo, 0.001);
-        assert_eq!(t.hi, 1.0);
+        assert_eq!(t.lo, 0.002);
+        assert_eq!(t.hi, 0.5);
         assert!(t.values.contains(&0.01) && t.values.contains(&0.005));
+        assert!(t.values.iter().all(|v| (t.lo..=t.hi).contains(v)));
+        // Issue 18: data from 0.5 get an axis from 0.5, not 0.1.
+        let t = log_ticks(0.5, 30.0);
+        assert_eq!((t.lo, t.hi), (0.5, 50.0));
+        assert_eq!(t.values, vec![0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]);
+        // Less than a 1-2-5 step apart: finer ticks, at least three.
+        let t = log_ticks(0.55, 0.9);
+        assert_eq!((t.lo, t.hi), (0.5, 1.0));
+        assert!(t.values.len() >= 3, "{:?}", t.values);
         let t = log_ticks(1.0, 1e12);
         assert!(t.values.len() <= 13);
         assert_eq!(t.lo, 1.0);

@@ -17,12 +17,15 @@ pub const WIDTH: f64 = 720.0;
 const PLOT_H: f64 = 280.0;
 const FONT_STACK: &str = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif";
 
-/// Okabe–Ito colours (safe under the common colour-vision deficiencies), without the yellow that
-/// is unreadable on white. Series past the seventh reuse them with a dash pattern.
-pub const PALETTE: [&str; 7] = [
-    "#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000",
+/// Twelve colours that stay apart under the common colour-vision deficiencies: the Okabe–Ito
+/// set without its yellow (unreadable on white), then five of Paul Tol's colours. A unit test
+/// checks that every pair stays apart under simulated protanopia, deuteranopia and tritanopia.
+/// Series past the twelfth reuse them with a dash pattern.
+pub const PALETTE: [&str; 12] = [
+    "#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#332288",
+    "#882255", "#999933", "#117733", "#661100",
 ];
-const DASHES: [Option<&str>; 3] = [None, Some("7 3"), Some("2 2")];
+const DASHES: [Option<&str>; 4] = [None, Some("7 3"), Some("2 2"), Some("9 3 2 3")];
 
 /// How series `i` is drawn: a colour and an optional dash pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -522,7 +525,30 @@ pub fn render(frame: &Frame, draw: impl FnOnce(&mut Svg, &Plot)) -> String {
             None,
         );
     } else {
-        svg.open("g", &[]);
+        // The plot box and the scales, for the page script's pointer read-out.
+        let scale_attr = |s: &Scale| {
+            (s.d0.is_finite() && s.d1.is_finite()).then(|| {
+                format!(
+                    "{:e} {:e} {} {} {}",
+                    s.d0,
+                    s.d1,
+                    n(s.r0),
+                    n(s.r1),
+                    u8::from(s.log)
+                )
+            })
+        };
+        let bx = format!("{} {} {} {}", n(left), n(top), n(right), n(bottom));
+        let mut attrs: Vec<(&str, &str)> = vec![("class", "plot"), ("data-box", &bx)];
+        let ys = scale_attr(&y_scale);
+        if let Some(ys) = &ys {
+            attrs.push(("data-y", ys));
+        }
+        let xs = x_scale.as_ref().and_then(scale_attr);
+        if let Some(xs) = &xs {
+            attrs.push(("data-x", xs));
+        }
+        svg.open("g", &attrs);
         draw(&mut svg, &plot);
         svg.close("g");
     }
@@ -574,12 +600,16 @@ pub fn render(frame: &Frame, draw: impl FnOnce(&mut Svg, &Plot)) -> String {
             row_w[*row] = row_w[*row].max(x + 26.0 + text_width(label, 12.0));
         }
         svg.open("g", &[("font-size", "12"), ("fill", "#222")]);
-        for (it, (x, row, label)) in frame.legend.iter().zip(&legend) {
+        for (i, (it, (x, row, label))) in frame.legend.iter().zip(&legend).enumerate() {
             let x = (WIDTH - row_w[*row]) / 2.0 + x;
             let y = legend_top + *row as f64 * LEGEND_ROW + 6.0;
             let tip = (*label != it.name).then_some(it.name.as_str());
+            // A legend entry names its series: the page script hides the series on a click.
+            let idx = i.to_string();
+            svg.open("g", &[("class", "lg"), ("data-s", &idx)]);
             swatch(&mut svg, x, y, it);
             svg.text(x + 26.0, y, label, &[("dy", "0.32em")], tip);
+            svg.close("g");
         }
         svg.close("g");
     }
@@ -642,6 +672,15 @@ fn swatch(svg: &mut Svg, x: f64, y: f64, it: &LegendItem) {
     }
 }
 
+/// Opens the group of series `i`'s marks (close it with `svg.close("g")`): the legend entry with
+/// the same index hides and shows it.
+pub fn open_series(svg: &mut Svg, i: usize, extra: &[(&str, &str)]) {
+    let idx = i.to_string();
+    let mut a: Vec<(&str, &str)> = vec![("class", "series"), ("data-s", &idx)];
+    a.extend_from_slice(extra);
+    svg.open("g", &a);
+}
+
 /// Stroke attributes for series style `s` at width `w`.
 pub fn stroke_attrs(s: Style, w: &'static str) -> Vec<(&'static str, &'static str)> {
     let mut a = vec![("fill", "none"), ("stroke", s.color), ("stroke-width", w)];
@@ -668,9 +707,98 @@ mod tests {
     #[test]
     fn styles_cycle_colour_then_dash() {
         assert_eq!(style(0).dash, None);
-        assert_eq!(style(7).color, style(0).color);
-        assert_ne!(style(7).dash, style(0).dash);
+        assert_eq!(style(12).color, style(0).color);
+        assert_ne!(style(12).dash, style(0).dash);
+        let first: Vec<&str> = (0..12).map(|i| style(i).color).collect();
+        for (i, a) in first.iter().enumerate() {
+            assert!(
+                !first[i + 1..].contains(a),
+                "colour {a} repeats within 12 series"
+            );
+        }
         assert_ne!(style(1).color, style(0).color);
+    }
+
+    /// CIELAB (D65) of an sRGB colour after a colour-vision-deficiency matrix applied in linear
+    /// RGB (Machado, Oliveira & Fernandes 2009, severity 1).
+    fn lab_seen(hex: &str, m: &[[f64; 3]; 3]) -> [f64; 3] {
+        let lin = |i: usize| {
+            let c = f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap()) / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let c = [lin(1), lin(3), lin(5)];
+        let s: Vec<f64> = (0..3)
+            .map(|r| (0..3).map(|j| m[r][j] * c[j]).sum::<f64>().clamp(0.0, 1.0))
+            .collect();
+        let x = 0.4124 * s[0] + 0.3576 * s[1] + 0.1805 * s[2];
+        let y = 0.2126 * s[0] + 0.7152 * s[1] + 0.0722 * s[2];
+        let z = 0.0193 * s[0] + 0.1192 * s[1] + 0.9505 * s[2];
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        let (fx, fy, fz) = (f(x / 0.95047), f(y), f(z / 1.08883));
+        [116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)]
+    }
+
+    #[test]
+    fn palette_stays_distinct_under_colour_vision_deficiencies() {
+        let vision: [(&str, [[f64; 3]; 3]); 4] = [
+            (
+                "normal",
+                [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            ),
+            (
+                "protanopia",
+                [
+                    [0.152286, 1.052583, -0.204868],
+                    [0.114503, 0.786281, 0.099216],
+                    [-0.003882, -0.048116, 1.051998],
+                ],
+            ),
+            (
+                "deuteranopia",
+                [
+                    [0.367322, 0.860646, -0.227968],
+                    [0.280085, 0.672501, 0.047413],
+                    [-0.011820, 0.042940, 0.968881],
+                ],
+            ),
+            (
+                "tritanopia",
+                [
+                    [1.255528, -0.076749, -0.178779],
+                    [-0.078411, 0.930809, 0.147602],
+                    [0.004733, 0.691367, 0.303900],
+                ],
+            ),
+        ];
+        for (name, m) in &vision {
+            let labs: Vec<[f64; 3]> = PALETTE.iter().map(|h| lab_seen(h, m)).collect();
+            for i in 0..labs.len() {
+                for j in i + 1..labs.len() {
+                    let d = (0..3)
+                        .map(|k| (labs[i][k] - labs[j][k]).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    // ΔE*76 ≥ 12: several times the just-noticeable difference (≈ 2.3), so two
+                    // lines read as different at a glance, not only side by side.
+                    assert!(
+                        d >= 12.0,
+                        "{name}: {} and {} are only ΔE {d:.1} apart",
+                        PALETTE[i],
+                        PALETTE[j]
+                    );
+                }
+            }
+        }
     }
 
     #[test]

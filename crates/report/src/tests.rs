@@ -345,9 +345,10 @@ fn numeric_error_bars_connect_means_in_x_order() {
         .log_x(true)
         .to_svg();
     check_svg(&svg);
+    // The log axis is fitted to the data (10 to 50), not widened to whole decades.
     assert!(
-        svg.contains(">10</text>") && svg.contains(">100</text>"),
-        "log decade ticks"
+        svg.contains(">10</text>") && svg.contains(">50</text>") && !svg.contains(">100</text>"),
+        "log 1-2-5 ticks fitted to the data"
     );
     assert_eq!(
         svg.matches("stroke-linejoin").count(),
@@ -541,7 +542,14 @@ fn sample_page() -> Page {
 fn page_escapes_all_text_and_is_self_contained() {
     let html = sample_page().render();
     assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
-    assert!(!html.contains("<script"));
+    // One script, inline (no src), admitted by the CSP through its hash and nothing else.
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(html.contains(&format!("<script>{}</script>", html::SCRIPT)));
+    assert!(html.contains(&format!(
+        "script-src &#39;sha256-{}&#39;",
+        html::SCRIPT_SHA256
+    )));
+    assert!(!html.contains("unsafe-eval") && !html.contains("script-src &#39;unsafe-inline"));
     assert!(!html.contains("<b>"));
     assert!(html.contains("intro &lt;b&gt;not bold&lt;/b&gt;"));
     assert!(html.contains("rate = &quot;10Mb&quot; # &lt;&amp;&gt;"));
@@ -661,4 +669,115 @@ fn comparison_table_computes_differences_and_never_passes_missing_data() {
     assert_eq!(t.rows[1][5].class, Some(CellClass::Fail));
     assert_eq!(t.rows[2][4].text, "n/a");
     assert_eq!(t.rows[2][5].text, "✗ fail");
+}
+
+#[test]
+fn csp_hash_is_the_scripts_sha256() {
+    use base64ct::Encoding;
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(html::SCRIPT.as_bytes());
+    assert_eq!(
+        base64ct::Base64::encode_string(&digest),
+        html::SCRIPT_SHA256,
+        "update SCRIPT_SHA256 after editing SCRIPT"
+    );
+}
+
+fn forest_rows() -> Vec<ForestRow> {
+    let row = |label: &str, e: Estimate, side, reference, claimed, verdict| ForestRow {
+        group: "seed-00x".into(),
+        label: label.into(),
+        tooltip: format!("{label} in the paper's words {HOSTILE}"),
+        measured: e,
+        unit: "kb/s".into(),
+        side,
+        reference,
+        claimed,
+        verdict,
+    };
+    vec![
+        row(
+            "above",
+            Estimate::new(2.0, 1.5, 2.5),
+            ClaimSide::Above,
+            0.0,
+            Some(2.2),
+            Verdict::Supported,
+        ),
+        row(
+            "below",
+            Estimate::new(0.95, 0.9, 1.0),
+            ClaimSide::Below,
+            0.9,
+            None,
+            Verdict::Contradicted,
+        ),
+        row(
+            "within",
+            Estimate::new(3100.0, 2900.0, 3300.0),
+            ClaimSide::Within(291.7),
+            2917.0,
+            None,
+            Verdict::NotSupported,
+        ),
+        row(
+            "no interval",
+            Estimate::point(1.0),
+            ClaimSide::Above,
+            0.0,
+            None,
+            Verdict::NotSupported,
+        ),
+        row(
+            "no data",
+            Estimate::point(f64::NAN),
+            ClaimSide::Above,
+            f64::NAN,
+            None,
+            Verdict::NotSupported,
+        ),
+    ]
+}
+
+#[test]
+fn forest_plot_has_one_mark_per_claim_coloured_and_labelled_by_verdict() {
+    let rows = forest_rows();
+    let svg = ForestPlot::new("Claims", rows.clone()).to_svg();
+    assert_well_formed(&svg);
+    for bad in ["NaN", "inf", "<script", "http"] {
+        assert!(!svg.contains(bad), "{bad:?} in {svg}");
+    }
+    assert!(!svg.contains("</svg><script>"), "hostile text escaped");
+    assert_eq!(svg.matches("class=\"claim-mark\"").count(), rows.len());
+    assert_eq!(svg.matches("class=\"claim-row\"").count(), rows.len());
+    // The verdict is a word and a shape as well as a colour.
+    for v in [
+        Verdict::Supported,
+        Verdict::NotSupported,
+        Verdict::Contradicted,
+    ] {
+        assert!(
+            svg.matches(v.label()).count() >= 2,
+            "{} in a row and the key",
+            v.label()
+        );
+    }
+    assert!(svg.contains("<circle class=\"claim-mark\""));
+    assert!(svg.contains("<rect class=\"claim-mark\""));
+    assert!(svg.contains("<path class=\"claim-mark\""));
+    // The region of the "within" claim is the band 2917 ± 291.7, and the paper's value a diamond.
+    assert!(svg.contains("claimed region: = 2917 ± 291.7"));
+    assert!(svg.contains("the paper&#39;s claimed value: 2917"));
+    assert!(svg.contains("the paper&#39;s claimed value: 2.2"));
+    assert!(svg.contains("measured [95% CI]") && svg.contains("3100 [2900, 3300] kb/s"));
+    // One group heading for the shared group.
+    assert_eq!(svg.matches(">seed-00x</text>").count(), 1);
+    assert_eq!(
+        svg,
+        ForestPlot::new("Claims", rows).to_svg(),
+        "deterministic"
+    );
+    let empty = ForestPlot::new("none", vec![]).to_svg();
+    assert_well_formed(&empty);
+    assert!(empty.contains("no claims"));
 }

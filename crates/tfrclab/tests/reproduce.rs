@@ -274,6 +274,8 @@ fn reproduce_all_quick_writes_consistent_reports() {
     );
     let index_html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(index_html.contains("quick: indicative only"));
+    // Issue 18: nothing overflows at 1,400 or 800 px (screenshots kept as artefacts).
+    common::layout::check(&out.join("index.html"), "all-index");
 
     let mut reports = 0;
     for p in papers {
@@ -317,7 +319,12 @@ fn reproduce_all_quick_writes_consistent_reports() {
                 assert!(dir.join(l).is_file(), "{id}: link {l} is broken");
             }
         }
+        let layout = common::layout::check(&html_path, &format!("all-{id}"));
         let n = check_claims(&dir, &load.probe, id);
+        assert_eq!(
+            layout["firstMarks"], n,
+            "{id}: the first figure has a mark per claim"
+        );
         assert_eq!(summary["claims"].as_array().unwrap().len(), n);
         check_tables(&dir, &load.probe, &summary, id);
         // The index summarises the same verdicts.

@@ -297,7 +297,25 @@ fn grid_runs_and_aggregates_match_the_raw_runs() {
         .into_iter()
         .filter(|m| rows.iter().any(|r| &r[4] == m && r[6] != "0"))
         .count();
-    assert_eq!(html.matches("<svg").count(), charted);
+    // Plus the throughput-delay plot.
+    assert_eq!(html.matches("<svg").count(), charted + 1);
+    // Issue 18: the report opens with the default primary metrics (this scenario has a TFRC
+    // and a TCP flow: friendliness too), then throughput-delay.
+    let headings: Vec<&str> = html
+        .split("<h2 id=\"")
+        .skip(1)
+        .map(|h| h.split('"').next().unwrap())
+        .collect();
+    assert_eq!(
+        headings[..4],
+        [
+            "s1-throughput-bps",
+            "s2-friendliness",
+            "s3-throughput-and-delay",
+            "s4-grid"
+        ],
+        "{headings:?}"
+    );
     assert!(html.contains("links.r-b.loss.rate"));
     assert!(
         html.contains("tcp1, flows.udp1.rate=300kbps"),
@@ -530,6 +548,51 @@ fn bad_values_are_rejected_before_anything_runs() {
         names.iter().all(|n| n.ends_with(".toml")),
         "nothing written, no staging folder left: {names:?}"
     );
+}
+
+#[test]
+fn primary_names_the_metrics_the_report_opens_with() {
+    let dir = setup();
+    let d = dir.path();
+    let out = tfrclab(
+        &[
+            "sweep",
+            "s.toml",
+            "--seeds",
+            "2",
+            "--primary",
+            "loss_rate,delay",
+            "--primary",
+            "nonsense",
+            "--out",
+            "res",
+        ],
+        d,
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--primary nonsense: no metric of that name") && err.contains("loss_rate"),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(d.join("res/report.html")).unwrap();
+    let headings: Vec<&str> = html
+        .split("<h2 id=\"")
+        .skip(1)
+        .map(|h| h.split('"').next().unwrap())
+        .collect();
+    // loss_rate, then every delay_* metric in their usual order, then throughput-delay, grid.
+    assert_eq!(headings[0], "s1-loss-rate", "{headings:?}");
+    let grid = headings.iter().position(|h| h.ends_with("-grid")).unwrap();
+    assert!(
+        headings[1..grid - 1].iter().all(|h| h.contains("-delay-")),
+        "{headings:?}"
+    );
+    assert!(
+        headings[grid - 1].ends_with("throughput-and-delay"),
+        "{headings:?}"
+    );
+    assert!(grid >= 4, "delay_mean_s, delay_median_s, …: {headings:?}");
 }
 
 #[test]

@@ -83,7 +83,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     summary::write_summary_json(&out.path("summary.json"), &sum)?;
     summary::write_flows_csv(&out.path("flows.csv"), &sum.flows)?;
     summary::write_timeseries_csv(&out.path("timeseries.csv"), &rows)?;
-    run_report::run_report(&s, &sum, &rows, &result).write(&out.path("report.html"))?;
+    let mut page = run_report::run_report(&s, &sum, &rows, &result);
+    let mut files = vec![
+        ("flows.csv", "flows.csv: per-flow metrics"),
+        (
+            "timeseries.csv",
+            "timeseries.csv: every time series of the charts",
+        ),
+        ("summary.json", "summary.json: every number of this report"),
+    ];
+    match args.trace {
+        Some(TraceKind::Ns2) => files.push(("trace.tr", "trace.tr: packet trace (NS-2 format)")),
+        Some(TraceKind::Csv) => files.push(("trace.csv", "trace.csv: packet trace")),
+        None => {}
+    }
+    page.intro().links(files);
+    page.write(&out.path("report.html"))?;
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
     print!("{}", variant_text(&sum));

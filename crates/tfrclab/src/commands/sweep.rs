@@ -41,6 +41,11 @@ pub struct Args {
     /// Runs at a time (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// The metrics the report opens with, in this order (repeat or separate by commas); a name
+    /// also takes in the metrics that extend it after an underscore. Default: throughput_bps,
+    /// friendliness.
+    #[arg(long, value_name = "METRIC", value_delimiter = ',')]
+    pub primary: Vec<String>,
     /// No progress on stderr (by default a bar on a terminal, else a line every 5 s).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -123,7 +128,34 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     sweep::write_sweep_csv(&out.path("sweep.csv"), &result)?;
     sweep::write_runs_csv(&out.path("runs.csv"), &result)?;
     sweep::write_sweep_json(&out.path("sweep.json"), &result)?;
-    sweep::report(&result).write(&out.path("report.html"))?;
+    let primary: Vec<String> = if args.primary.is_empty() {
+        sweep::DEFAULT_PRIMARY
+            .iter()
+            .map(|m| m.to_string())
+            .collect()
+    } else {
+        args.primary.clone()
+    };
+    for p in &args.primary {
+        if !result
+            .aggregates
+            .iter()
+            .any(|a| sweep::is_primary(&a.metric, p))
+        {
+            let mut names: Vec<&str> = Vec::new();
+            for a in &result.aggregates {
+                if !names.contains(&a.metric.as_str()) {
+                    names.push(&a.metric);
+                }
+            }
+            eprintln!(
+                "warning: --primary {p}: no metric of that name; the report opens with the others \
+                 named. Metrics: {}",
+                names.join(", ")
+            );
+        }
+    }
+    sweep::report_with(&result, &primary).write(&out.path("report.html"))?;
     let dir = out.commit()?;
     print!("{}", text_table(&result));
     println!(

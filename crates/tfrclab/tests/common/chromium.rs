@@ -78,7 +78,7 @@ pub struct PageLoad {
 
 impl PageLoad {
     /// Everything that counts as a console error or warning: all console calls, exceptions and
-    /// log entries (a report has no scripts, so any of these is a defect).
+    /// log entries (a report's script logs nothing, so any of these is a defect).
     pub fn problems(&self) -> Vec<String> {
         self.console
             .iter()
@@ -298,6 +298,22 @@ pub fn file_url(path: &Path) -> String {
 /// evaluates `probe` (a JavaScript expression; its value is returned as JSON) and reports what
 /// the page logged and requested.
 pub fn load(path: &Path, probe: &str) -> PageLoad {
+    load_sized(path, probe, None)
+}
+
+/// Like [`load`], in a viewport `width`×`height` CSS pixels (device scale 1) when given.
+pub fn load_sized(path: &Path, probe: &str, viewport: Option<(u32, u32)>) -> PageLoad {
+    load_with(path, probe, viewport, true)
+}
+
+/// Like [`load_sized`]; with `scripts` false the page's own scripts do not run (the probe
+/// still does), as for a reader who turned JavaScript off.
+pub fn load_with(
+    path: &Path,
+    probe: &str,
+    viewport: Option<(u32, u32)>,
+    scripts: bool,
+) -> PageLoad {
     let profile = tempfile::tempdir().expect("profile dir");
     let mut cdp = Cdp::start(profile.path());
     let url = file_url(path);
@@ -319,6 +335,20 @@ pub fn load(path: &Path, probe: &str) -> PageLoad {
         "Page.enable",
     ] {
         cdp.call(domain, json!({}), Some(&session));
+    }
+    if let Some((width, height)) = viewport {
+        cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": false }),
+            Some(&session),
+        );
+    }
+    if !scripts {
+        cdp.call(
+            "Emulation.setScriptExecutionDisabled",
+            json!({ "value": true }),
+            Some(&session),
+        );
     }
     // Events from about:blank are irrelevant; only what follows the navigation counts.
     cdp.events.clear();

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod chromium;
+pub mod layout;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
