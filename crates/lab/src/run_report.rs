@@ -76,11 +76,36 @@ fn with_events(mut chart: LineChart, s: &Scenario) -> LineChart {
             chart = chart.marker(stop, format!("{} stops", f.name));
         }
     }
+    // A capacity trace makes one `set` event per row: past a dozen, markers would hide the plot.
+    let sets = s
+        .events
+        .iter()
+        .filter(|e| matches!(e.action, scenario::LinkAction::Set(_)))
+        .count();
     for e in &s.events {
+        if sets > 12 && matches!(e.action, scenario::LinkAction::Set(_)) {
+            continue;
+        }
         let name = s.links.get(e.link).map_or("link", |l| l.name.as_str());
-        let what = match e.action {
-            scenario::LinkAction::Down => "down",
-            scenario::LinkAction::Up => "up",
+        let what = match &e.action {
+            scenario::LinkAction::Down => "down".to_string(),
+            scenario::LinkAction::Up => "up".to_string(),
+            scenario::LinkAction::Set(set) => {
+                let mut parts = Vec::new();
+                if let Some(b) = set.bandwidth_bps {
+                    parts.push(format!("{} Mb/s", report::fmt_num(b / 1e6)));
+                }
+                if let Some(d) = set.delay {
+                    parts.push(format!("{} ms", report::fmt_num(d.as_secs_f64() * 1e3)));
+                }
+                if let Some(q) = set.queue_limit {
+                    parts.push(format!("limit {q}"));
+                }
+                if let Some(p) = set.loss_rate {
+                    parts.push(format!("loss {}", report::fmt_num(p)));
+                }
+                format!("set {}", parts.join(", "))
+            }
         };
         chart = chart.marker(e.at.as_secs_f64(), format!("{name} {what}"));
     }
