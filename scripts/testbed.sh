@@ -7,7 +7,7 @@
 # a BURST-byte bucket) and a user-space delay line in the router (DELAY ms each way; there is
 # no netem here), so data cross one router (hops 1). Cases, DURATION seconds each:
 #   a) TFRC alone            b) TFRC + one TCP Reno flow (iperf3 -C reno)
-#   c) TFRC + one TCP CUBIC  d) two TFRC flows
+#   c) TFRC + one TCP CUBIC  d) two TFRC flows (one receiver serves both)
 # All flows of a case start together. Prints throughputs, the TFRC/TCP ratio, bottleneck
 # utilisation and loss (from the qdisc's counters, also sampled every 100 ms), checks the
 # targets, and cleans up (flows, delay line, namespaces) even when a step fails.
@@ -242,9 +242,10 @@ stop_sampler() {
 
 # Background flows are started with `ip netns exec` directly (it execs the program), so that
 # $! is the flow itself and `kill` reaches it.
-start_recv() { # name port -> pid in PIDS, output WORK/name.recv.json
+start_recv() { # name port sessions -> pid in PIDS, output WORK/name.recv.json
+  # One receiver serves every TFRC flow of a case (issue 16: concurrent sessions).
   ip netns exec "$D" "$BIN" recv --listen "10.200.2.2:$2" --json --quiet --idle-timeout 5 \
-    --name "$1" >"$WORK/$1.recv.json" 2>"$WORK/$1.recv.err" &
+    --sessions "$3" --name "$1" >"$WORK/$1.recv.json" 2>"$WORK/$1.recv.err" &
   PIDS+=($!)
 }
 start_send() { # name port
@@ -276,19 +277,19 @@ run_case() { # instance-name flows...
   read -r b0 p0 d0 < <(qdisc_counters)
   # Receiving ends first; then every flow starts at the same moment, so that no flow finds the
   # path already full when it starts.
-  local port=7000
+  local ntfrc=0
   for f in "$@"; do
     case "$f" in
-      tfrc*) start_recv "$name.$f" "$port"; port=$((port + 1)) ;;
+      tfrc*) ntfrc=$((ntfrc + 1)) ;;
       reno|cubic) start_iperf_server ;;
     esac
   done
+  [ "$ntfrc" -gt 0 ] && start_recv "$name.recv" 7000 "$ntfrc"
   sleep 0.3
   start_sampler "$name"
-  port=7000
   for f in "$@"; do
     case "$f" in
-      tfrc*) start_send "$name.$f" "$port"; port=$((port + 1)) ;;
+      tfrc*) start_send "$name.$f" 7000 ;;
       reno|cubic) start_iperf_client "$name.$f" "$f" ;;
     esac
   done

@@ -1,5 +1,5 @@
 # Seed 004 case 2: two UDP CBR flows (210-byte packets) over the 10-node multi-bottleneck
-# topology of spec/seed-topologies.md, 100 s, both starting at 0.
+# topology of docs/ns2-reference.md §8, 100 s, both starting at 0.
 # Usage: ns seed004_udp.tcl <rate_mbps> [trace] [all|some] [duration_s]
 #   trace: a file name, or "-" for stdout. Only the first link (n0->n2, n1->n2) and the last
 #   link (n7->n8, n7->n9) of each flow are traced, which is all the metrics need; with "all",

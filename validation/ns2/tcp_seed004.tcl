@@ -1,5 +1,5 @@
 # Seed 004 case 1: two FTP/TCP flows (n0->n8, n1->n9) over the 10-node multi-bottleneck topology
-# of spec/seed-topologies.md, 100 s, packetSize_ 1000, NS-2 defaults otherwise.
+# of docs/ns2-reference.md §8, 100 s, packetSize_ 1000, NS-2 defaults otherwise.
 # Usage: ns tcp_seed004.tcl <window> <variant> <trace> [probe]
 #   variant: TCP (NS-2's default Agent/TCP, Tahoe), Reno or Newreno.
 #   trace: a file name or "-" for stdout; the first and last link of each flow are traced

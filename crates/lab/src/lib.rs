@@ -15,13 +15,13 @@ pub mod metrics;
 pub mod ns2;
 pub mod output;
 pub mod parallel;
+pub mod probes;
 pub mod run_report;
 pub mod runner;
 pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod validate;
-pub mod variant_metrics;
 
 pub use api::{
     plan, run, sweep, write_sweep, RunError, RunOptions, RunResult, Scenario, ScenarioError,

@@ -1,4 +1,4 @@
-//! The seed papers' metrics (`spec/variants.md`, "Metrics"), computed by one piece of code from
+//! The seed papers' metrics (`docs/metrics.md`), computed by one piece of code from
 //! a [`netsim::FlowRecorder`], whether the recorder was fed by tfrclab's simulator or by an NS-2
 //! trace. `docs/metrics.md` gives every definition.
 
@@ -162,7 +162,11 @@ pub struct Fairness {
     pub friendliness: Vec<Friendliness>,
 }
 
-/// A TFRC flow's throughput over the mean throughput of the TCP flows sharing its bottleneck.
+/// How a TFRC flow's throughput compares with the TCP flows sharing its bottleneck, three
+/// ways (`docs/metrics.md`, "Friendliness"): against the mean of all of them (`ratio`), against
+/// those with the same path RTT (`same_rtt_ratio`, the comparison the TCP-friendliness
+/// definition makes), and all TFRC against all TCP traffic there over the interval when every
+/// one of those flows is active (`aggregate_ratio`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Friendliness {
     /// The TFRC flow.
@@ -173,6 +177,49 @@ pub struct Friendliness {
     pub tcp_flows: Vec<String>,
     /// TFRC throughput / mean TCP throughput; `None` when no TCP flow shares the bottleneck.
     pub ratio: Option<f64>,
+    /// The flow's propagation RTT (twice the one-way propagation delay of its data path), s.
+    pub path_rtt_s: Option<f64>,
+    /// The TCP flows of `tcp_flows` whose path RTT equals this flow's (within 1%).
+    pub same_rtt_tcp_flows: Vec<String>,
+    /// TFRC throughput / mean throughput of `same_rtt_tcp_flows`; `None` when there are none.
+    pub same_rtt_ratio: Option<f64>,
+    /// The TFRC flows sharing the bottleneck in the same direction (this one included).
+    pub aggregate_tfrc_flows: Vec<String>,
+    /// The interval over which every flow of `aggregate_tfrc_flows` and `tcp_flows` is active
+    /// (inside the measurement window), s; whole time-series bins only.
+    pub aggregate_interval_s: Option<[f64; 2]>,
+    /// Bytes delivered to all of `aggregate_tfrc_flows` / to all of `tcp_flows` over
+    /// `aggregate_interval_s`; `None` without TCP flows, a common interval or TCP bytes.
+    pub aggregate_ratio: Option<f64>,
+}
+
+/// What the friendliness comparisons need of each flow beyond its metrics.
+#[derive(Clone, Debug)]
+pub struct FlowTiming<'a> {
+    /// Propagation RTT of the flow's path.
+    pub path_rtt: Option<Duration>,
+    /// When the source is active, already clipped to the measurement window.
+    pub active: (Duration, Duration),
+    /// Wire bytes delivered per time-series bin from time 0.
+    pub received_bins: &'a [u64],
+}
+
+/// Whole bins `[first, last)` of width `bin` inside `[a, b)`.
+fn whole_bins(a: Duration, b: Duration, bin: Duration) -> Option<(usize, usize)> {
+    let w = bin.as_nanos().max(1);
+    let first = a.as_nanos().div_ceil(w) as usize;
+    let last = (b.as_nanos() / w) as usize;
+    (last > first).then_some((first, last))
+}
+
+fn same_rtt(a: Option<Duration>, b: Option<Duration>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let (a, b) = (a.as_secs_f64(), b.as_secs_f64());
+            (a - b).abs() <= 0.01 * a.max(b) || (a - b).abs() < 1e-6
+        }
+        _ => false,
+    }
 }
 
 /// A flow's path as the metrics need it: the slowest link (scenario link name and direction).
@@ -184,12 +231,15 @@ pub struct Bottleneck {
     pub reverse: bool,
 }
 
-/// Fairness over `flows`; `bottlenecks[i]` is flow i's bottleneck, and `payload_bytes[i]` the
-/// payload bytes it received (for seed 004's difference).
+/// Fairness over `flows`; `bottlenecks[i]` is flow i's bottleneck, `payload_bytes[i]` the
+/// payload bytes it received (for seed 004's difference), `timing[i]` its RTT, activity and
+/// delivered bytes per bin of width `bin` (for the same-RTT and aggregate friendliness).
 pub fn fairness(
     flows: &[FlowMetrics],
     bottlenecks: &[Option<Bottleneck>],
     payload_bytes: &[u64],
+    timing: &[FlowTiming<'_>],
+    bin: Duration,
 ) -> Fairness {
     let mut by_kind: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, f) in flows.iter().enumerate() {
@@ -228,13 +278,72 @@ pub fn fairness(
             })
             .map(|(j, _)| j)
             .collect();
-        let mean_tcp =
-            tcp.iter().map(|&j| flows[j].throughput_bps).sum::<f64>() / tcp.len().max(1) as f64;
+        let mean = |ix: &[usize]| {
+            ix.iter().map(|&j| flows[j].throughput_bps).sum::<f64>() / ix.len().max(1) as f64
+        };
+        let ratio_to = |ix: &[usize]| {
+            let m = mean(ix);
+            (!ix.is_empty() && m > 0.0).then(|| f.throughput_bps / m)
+        };
+        let rtt = timing.get(i).and_then(|t| t.path_rtt);
+        let same: Vec<usize> = tcp
+            .iter()
+            .copied()
+            .filter(|&j| same_rtt(rtt, timing.get(j).and_then(|t| t.path_rtt)))
+            .collect();
+        let tfrc: Vec<usize> = flows
+            .iter()
+            .enumerate()
+            .filter(|(j, g)| {
+                g.kind == "tfrc" && bottlenecks.get(*j).and_then(|x| x.as_ref()) == Some(b)
+            })
+            .map(|(j, _)| j)
+            .collect();
+        // The common active interval of every flow compared, in whole bins.
+        let all: Vec<usize> = tfrc.iter().chain(&tcp).copied().collect();
+        let interval = if tcp.is_empty() || all.iter().any(|&j| timing.get(j).is_none()) {
+            None
+        } else {
+            let a = all
+                .iter()
+                .map(|&j| timing[j].active.0)
+                .max()
+                .unwrap_or_default();
+            let z = all
+                .iter()
+                .map(|&j| timing[j].active.1)
+                .min()
+                .unwrap_or_default();
+            whole_bins(a, z, bin)
+        };
+        let bytes = |ix: &[usize], (first, last): (usize, usize)| -> u64 {
+            ix.iter()
+                .map(|&j| {
+                    let s = timing[j].received_bins;
+                    s.get(first..last.min(s.len()))
+                        .map_or(0, |x| x.iter().sum())
+                })
+                .sum()
+        };
+        let aggregate_ratio = interval.and_then(|iv| {
+            let tcp_bytes = bytes(&tcp, iv);
+            (tcp_bytes > 0).then(|| bytes(&tfrc, iv) as f64 / tcp_bytes as f64)
+        });
+        let names = |ix: &[usize]| ix.iter().map(|&j| flows[j].name.clone()).collect();
         friendliness.push(Friendliness {
             flow: f.name.clone(),
             bottleneck: b.link.clone(),
-            tcp_flows: tcp.iter().map(|&j| flows[j].name.clone()).collect(),
-            ratio: (!tcp.is_empty() && mean_tcp > 0.0).then(|| f.throughput_bps / mean_tcp),
+            tcp_flows: names(&tcp),
+            ratio: ratio_to(&tcp),
+            path_rtt_s: rtt.map(|d| d.as_secs_f64()),
+            same_rtt_tcp_flows: names(&same),
+            same_rtt_ratio: ratio_to(&same),
+            aggregate_tfrc_flows: names(&tfrc),
+            aggregate_interval_s: interval.map(|(first, last)| {
+                let w = bin.as_secs_f64();
+                [first as f64 * w, last as f64 * w]
+            }),
+            aggregate_ratio,
         });
     }
     Fairness {
@@ -312,12 +421,50 @@ mod tests {
             fm("b", "tcp", 3e6),
             fm("c", "tcp", 9e6),
         ];
-        let f = fairness(&flows, &[b("x"), b("x"), b("x"), b("y")], &[10, 20, 30, 40]);
-        assert_eq!(f.friendliness[0].tcp_flows, ["a", "b"]);
-        assert!((f.friendliness[0].ratio.unwrap() - 1.5).abs() < 1e-12);
+        let ms = Duration::from_millis;
+        let s = Duration::from_secs;
+        // Bins of 1 s; t and a run 0-10 s, b only 4-8 s, c elsewhere.
+        let bins_t = [30u64; 10];
+        let bins_a = [10u64; 10];
+        let bins_b = [0, 0, 0, 0, 20, 20, 20, 20, 0, 0];
+        let timing = [
+            FlowTiming {
+                path_rtt: Some(ms(40)),
+                active: (s(0), s(10)),
+                received_bins: &bins_t,
+            },
+            FlowTiming {
+                path_rtt: Some(ms(40)),
+                active: (s(0), s(10)),
+                received_bins: &bins_a,
+            },
+            FlowTiming {
+                path_rtt: Some(ms(160)),
+                active: (ms(3500), ms(8500)),
+                received_bins: &bins_b,
+            },
+            FlowTiming {
+                path_rtt: Some(ms(40)),
+                active: (s(0), s(10)),
+                received_bins: &bins_a,
+            },
+        ];
+        let bl = [b("x"), b("x"), b("x"), b("y")];
+        let f = fairness(&flows, &bl, &[10, 20, 30, 40], &timing, s(1));
+        let fr = &f.friendliness[0];
+        assert_eq!(fr.tcp_flows, ["a", "b"]);
+        assert!((fr.ratio.unwrap() - 1.5).abs() < 1e-12);
+        // Same RTT: only a (c is on another bottleneck).
+        assert_eq!(fr.same_rtt_tcp_flows, ["a"]);
+        assert!((fr.same_rtt_ratio.unwrap() - 3.0).abs() < 1e-12);
+        // Common interval: b's 3.5-8.5 s in whole bins = 4-8 s: t 4×30 vs a 4×10 + b 4×20.
+        assert_eq!(fr.aggregate_interval_s, Some([4.0, 8.0]));
+        assert!((fr.aggregate_ratio.unwrap() - 1.0).abs() < 1e-12);
         assert!(f.jain.contains_key("tcp") && !f.jain.contains_key("tfrc"));
         assert!(f.seed004_byte_difference.is_empty());
-        let lone = fairness(&flows[..1], &[b("x")], &[1]);
+        let lone = fairness(&flows[..1], &bl[..1], &[1], &timing[..1], s(1));
         assert_eq!(lone.friendliness[0].ratio, None);
+        assert_eq!(lone.friendliness[0].same_rtt_ratio, None);
+        assert_eq!(lone.friendliness[0].aggregate_ratio, None);
     }
 }

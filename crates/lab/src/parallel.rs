@@ -6,11 +6,11 @@
 //! independent of `--jobs`. A failing task stops the tasks not yet started (a failure is usually a
 //! bug or bad input, and the remaining hours of work would be wasted); a panicking task is turned
 //! into an error naming the task rather than an unreadable abort of the whole pool.
-//! [`progress_bar`] is the bar both commands show on stderr.
+//! [`Progress`] is what both commands show on stderr: a bar on a terminal, plain lines elsewhere.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -98,8 +98,138 @@ where
     }
 }
 
+/// Progress of many runs on stderr: a bar on a terminal; off a terminal (logs, pipes, batch
+/// jobs) a plain line every [`PLAIN_EVERY`] — runs done/total, elapsed, ETA — so that a long
+/// job is never silent; nothing when quiet.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    plain: Option<PlainTicker>,
+}
+
+/// How often the plain progress line is written off a terminal.
+pub const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+struct PlainTicker {
+    state: std::sync::Arc<PlainState>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+struct PlainState {
+    done: AtomicU64,
+    total: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Progress {
+    /// Progress counting `total` runs (0: set later with [`Progress::set_length`]); `quiet`
+    /// shows nothing.
+    pub fn new(total: u64, quiet: bool) -> Progress {
+        if quiet {
+            return Progress {
+                bar: None,
+                plain: None,
+            };
+        }
+        if std::io::stderr().is_terminal() {
+            return Progress {
+                bar: Some(progress_bar(total)),
+                plain: None,
+            };
+        }
+        let state = std::sync::Arc::new(PlainState {
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(total),
+            stop: AtomicBool::new(false),
+        });
+        let s = state.clone();
+        let thread = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut next = PLAIN_EVERY;
+            while !s.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                let elapsed = start.elapsed();
+                if elapsed >= next {
+                    next += PLAIN_EVERY;
+                    let line = plain_line(
+                        s.done.load(Ordering::Relaxed),
+                        s.total.load(Ordering::Relaxed),
+                        elapsed,
+                    );
+                    eprintln!("{line}");
+                }
+            }
+        });
+        Progress {
+            bar: None,
+            plain: Some(PlainTicker {
+                state,
+                thread: Some(thread),
+            }),
+        }
+    }
+
+    /// Set the number of runs.
+    pub fn set_length(&self, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(total);
+        }
+        if let Some(p) = &self.plain {
+            p.state.total.store(total, Ordering::Relaxed);
+        }
+    }
+
+    /// One more run done.
+    pub fn inc(&self) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        if let Some(p) = &self.plain {
+            p.state.done.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Stop showing progress (the bar is erased; the plain line stops).
+    pub fn finish(&mut self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+        if let Some(mut p) = self.plain.take() {
+            p.state.stop.store(true, Ordering::Relaxed);
+            if let Some(t) = p.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// "runs 12/40, elapsed 0:35, ETA 1:10" (ETA from the mean time per finished run).
+pub fn plain_line(done: u64, total: u64, elapsed: Duration) -> String {
+    let clock = |d: Duration| {
+        let s = d.as_secs();
+        if s >= 3600 {
+            format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+        } else {
+            format!("{}:{:02}", s / 60, s % 60)
+        }
+    };
+    let eta = if done > 0 && total > done {
+        clock(elapsed.mul_f64((total - done) as f64 / done as f64))
+    } else if total > 0 && done >= total {
+        "0:00".to_string()
+    } else {
+        "unknown".to_string()
+    };
+    format!("runs {done}/{total}, elapsed {}, ETA {eta}", clock(elapsed))
+}
+
 /// A progress bar on stderr counting `total` runs, with the elapsed time and an ETA. Hidden
-/// when stderr is not a terminal (logs and pipes get the commands' final lines only).
+/// when stderr is not a terminal ([`Progress`] writes plain lines there instead).
 pub fn progress_bar(total: u64) -> ProgressBar {
     let target = if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
@@ -121,6 +251,23 @@ pub fn progress_bar(total: u64) -> ProgressBar {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn plain_progress_lines() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            plain_line(10, 40, s(35)),
+            "runs 10/40, elapsed 0:35, ETA 1:45"
+        );
+        assert_eq!(
+            plain_line(0, 40, s(5)),
+            "runs 0/40, elapsed 0:05, ETA unknown"
+        );
+        assert_eq!(
+            plain_line(40, 40, s(3700)),
+            "runs 40/40, elapsed 1:01:40, ETA 0:00"
+        );
+    }
 
     #[test]
     fn results_come_back_in_task_order() {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::runner::RunOutput;
-use crate::summary::{SeriesRow, Summary};
+use crate::summary::{LinkSummary, SeriesRow, Summary};
 use report::{fmt_num, Cell, DistributionChart, DistributionKind, LineChart, Page, Table};
 use scenario::Scenario;
 
@@ -167,7 +167,7 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         }
     }
 
-    crate::variant_metrics::report_section(&mut page, summary);
+    variant_section(&mut page, summary);
 
     let mut links = Table::new([
         "link",
@@ -208,15 +208,24 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
             "bottleneck",
             "TCP flows there",
             "TFRC / mean TCP throughput",
+            "same-RTT TCP flows",
+            "TFRC / same-RTT TCP",
+            "aggregate TFRC / TCP (common interval)",
         ]);
+        let ratio =
+            |r: Option<f64>, none: &str| r.map(Cell::num).unwrap_or_else(|| Cell::new(none));
         for f in &summary.fairness.friendliness {
             t.push_row([
                 Cell::new(&f.flow),
                 Cell::new(&f.bottleneck),
                 Cell::new(f.tcp_flows.join(", ")),
-                f.ratio
-                    .map(Cell::num)
-                    .unwrap_or_else(|| Cell::new("no TCP flow")),
+                ratio(f.ratio, "no TCP flow"),
+                Cell::new(f.same_rtt_tcp_flows.join(", ")),
+                ratio(f.same_rtt_ratio, "none"),
+                match (f.aggregate_ratio, f.aggregate_interval_s) {
+                    (Some(a), Some([t0, t1])) => Cell::new(format!("{} ({t0}–{t1} s)", fmt_num(a))),
+                    _ => Cell::new("none"),
+                },
             ]);
         }
         fair.table(t);
@@ -255,4 +264,125 @@ fn cause_text(m: &BTreeMap<String, u64>) -> String {
         .map(|(c, n)| format!("{c}: {n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The report's "Variant metrics" section: every TFRC flow's final state and variant
+/// counters, each confusion matrix, and the RED queues' counters. Nothing when the run has no
+/// TFRC flow and no RED queue.
+fn variant_section(page: &mut report::Page, sum: &Summary) {
+    use report::{Cell, Table};
+    let red: Vec<&LinkSummary> = sum.links.iter().filter(|l| l.red.is_some()).collect();
+    if sum.tfrc.is_empty() && red.is_empty() {
+        return;
+    }
+    let sec = page.section("Variant metrics");
+    sec.paragraph(
+        "The seed-paper variants' counters (docs/metrics.md, \"Variant metrics\"; \
+         docs/variants.md for each variant). TFRC values are the sender's and receiver's state \
+         at the end of the run; counts cover the whole run.",
+    );
+    if !sum.tfrc.is_empty() {
+        let mut t = Table::new([
+            "TFRC flow",
+            "variants",
+            "X (Mb/s)",
+            "p",
+            "R (ms)",
+            "TTL",
+            "nofeedback expiries",
+            "TTL notices",
+            "protected sent",
+            "RTO rescales",
+            "loss events",
+            "lost: congestion",
+            "lost: wireless",
+        ]);
+        for f in &sum.tfrc {
+            t.push_row([
+                Cell::new(&f.flow),
+                Cell::new(if f.variants.is_empty() {
+                    format!("none ({})", f.profile)
+                } else {
+                    f.variants.join(", ")
+                }),
+                Cell::num(f.x_bps / 1e6),
+                Cell::num(f.p),
+                f.rtt_s.map_or(Cell::new("-"), |r| Cell::num(r * 1e3)),
+                Cell::num(f64::from(f.ttl)),
+                Cell::num(f.nofeedback_expiries as f64),
+                Cell::num(f.ttl_notices as f64),
+                Cell::num(f.protected_sent as f64),
+                Cell::num(f.link_error_rescales as f64),
+                Cell::num(f.loss_events as f64),
+                Cell::num(f.congestion_losses as f64),
+                Cell::num(f.wireless_losses as f64),
+            ]);
+        }
+        sec.table(t);
+    }
+    for f in &sum.tfrc {
+        let Some(c) = &f.confusion else {
+            continue;
+        };
+        let mut t = Table::new([
+            "true cause",
+            "classified congestion",
+            "classified wireless",
+            "undeclared",
+        ])
+        .caption(format!(
+            "{}: loss classification against the simulator's true drop causes, per lost \
+                 data packet{}",
+            f.flow,
+            c.accuracy.map_or(String::new(), |a| format!(
+                " (accuracy {})",
+                report::fmt_num(a)
+            ))
+        ));
+        for (name, r) in c.rows() {
+            t.push_row([
+                Cell::new(name),
+                Cell::num(r.congestion as f64),
+                Cell::num(r.wireless as f64),
+                Cell::num(r.undeclared as f64),
+            ]);
+        }
+        sec.table(t);
+    }
+    if !red.is_empty() {
+        let mut t = Table::new([
+            "RED link",
+            "direction",
+            "early drops",
+            "forced drops",
+            "overflow drops",
+            "threshold moves (Q2)",
+            "max_p increases",
+            "max_p decreases",
+            "final max_p",
+            "final thresholds (packets)",
+        ]);
+        for l in red {
+            let Some(r) = l.red else {
+                continue;
+            };
+            t.push_row([
+                Cell::new(&l.name),
+                Cell::new(&l.direction),
+                Cell::num(r.early_drops as f64),
+                Cell::num(r.forced_avg_drops as f64),
+                Cell::num(r.overflow_drops as f64),
+                Cell::num(r.threshold_moves as f64),
+                Cell::num(r.max_p_increases as f64),
+                Cell::num(r.max_p_decreases as f64),
+                Cell::num(r.max_p_final),
+                Cell::new(format!(
+                    "{} / {}",
+                    report::fmt_num(r.min_th_final_packets),
+                    report::fmt_num(r.max_th_final_packets)
+                )),
+            ]);
+        }
+        sec.table(t);
+    }
 }

@@ -14,8 +14,8 @@ use netsim::agents::{
 };
 use netsim::trace::TraceFormat;
 use netsim::{
-    DropTailConfig, LinkConfig, LinkId, LossConfig, NetworkBuilder, QueueConfig, RedConfig,
-    RunResults, StatsConfig, Time, WirelessConfig,
+    DropTailConfig, LinkConfig, LinkId, LinkSettings, LossConfig, NetworkBuilder, QueueConfig,
+    RedConfig, RunResults, StatsConfig, Time, WirelessConfig,
 };
 
 use scenario::{
@@ -51,7 +51,7 @@ pub struct RunOutput {
     /// Each flow's forward path (simplex link ids) when the run started.
     pub paths: Vec<Vec<LinkId>>,
     /// The TFRC agents' and RED queues' final state, for the variant metrics.
-    pub internals: crate::variant_metrics::Internals,
+    pub internals: crate::probes::Internals,
 }
 
 /// Why a run failed.
@@ -282,6 +282,21 @@ pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
     }
 }
 
+/// The netsim settings of a `set` event for one direction of `link`: the loss rate changes
+/// only in the directions the link's loss model applies to.
+fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
+    let lossy = link
+        .loss
+        .as_ref()
+        .is_some_and(|l| applies(l.direction, forward));
+    LinkSettings {
+        bandwidth_bps: set.bandwidth_bps.map(|b| b.round().max(1.0) as u64),
+        delay: set.delay,
+        queue_limit: set.queue_limit,
+        loss_rate: set.loss_rate.filter(|_| lossy),
+    }
+}
+
 /// Build the network of `s` (with `seed`), ready to run.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
     let seed = opts.seed.unwrap_or(s.seed);
@@ -316,7 +331,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
     }
     b.protection_cost(s.protection.seal, s.protection.open);
     b.ttl_notices(s.ttl_notices);
-    let classify = crate::variant_metrics::classifies(s);
+    let classify = crate::probes::classifies(s);
     for (i, f) in s.flows.iter().enumerate() {
         let (tx, rx) = agents(f, classify)?;
         let stop = (f.stop < s.duration).then(|| time(f.stop));
@@ -330,10 +345,15 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
     }
     for e in &s.events {
         let (fwd, rev) = link_ids[e.link];
-        for id in std::iter::once(fwd).chain(rev) {
+        for (id, forward) in std::iter::once((fwd, true)).chain(rev.map(|r| (r, false))) {
             match e.action {
                 scenario::LinkAction::Down => b.link_down_at(time(e.at), id),
                 scenario::LinkAction::Up => b.link_up_at(time(e.at), id),
+                scenario::LinkAction::Set(set) => b.set_link_at(
+                    time(e.at),
+                    id,
+                    link_settings(&s.links[e.link], set, forward),
+                ),
             }
         }
     }
@@ -358,7 +378,7 @@ pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> 
     let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
     // Flow ids are the scenario's flow indices (added in order).
     let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
-    let internals = crate::variant_metrics::collect(&sim, &ids, results.links.len());
+    let internals = crate::probes::collect(&sim, &ids, results.links.len());
     Ok(RunOutput {
         seed: opts.seed.unwrap_or(s.seed),
         results,

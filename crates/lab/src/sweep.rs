@@ -407,12 +407,18 @@ pub fn metric_values(s: &Summary) -> Vec<MetricValue> {
         });
     }
     for f in &s.fairness.friendliness {
-        if let Some(r) = f.ratio {
-            out.push(MetricValue {
-                subject: f.flow.clone(),
-                metric: "friendliness".into(),
-                value: r,
-            });
+        for (metric, v) in [
+            ("friendliness", f.ratio),
+            ("friendliness_same_rtt", f.same_rtt_ratio),
+            ("friendliness_aggregate", f.aggregate_ratio),
+        ] {
+            if let Some(value) = v {
+                out.push(MetricValue {
+                    subject: f.flow.clone(),
+                    metric: metric.into(),
+                    value,
+                });
+            }
         }
     }
     // Variant metrics: every numeric field, taken from their JSON form so that a field added

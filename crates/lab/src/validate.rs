@@ -743,26 +743,7 @@ pub fn text_table(r: &ScenarioReport) -> String {
             if c.pass { "yes" } else { "NO" }.to_string(),
         ]);
     }
-    let widths: Vec<usize> = (0..7)
-        .map(|k| rows.iter().map(|r| r[k].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(k, v)| {
-                if k < 2 {
-                    format!("{v:<w$}", w = widths[k])
-                } else {
-                    format!("{v:>w$}", w = widths[k])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    report::text::aligned(&rows, &[0, 1])
 }
 
 /// The widest |difference| / tolerance among `r`'s checks of `metric`, as

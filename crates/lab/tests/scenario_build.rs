@@ -9,7 +9,7 @@ use scenario::{MaxPAimd, Protection, RedAverage, RedMaxP, RedThresholds, Scenari
 /// The scenario's default protection cost is the simulator's.
 #[test]
 fn protection_default_is_the_simulators() {
-    let c = netsim::sim::ProtectionCost::default();
+    let c = netsim::ProtectionCost::default();
     let p = Protection::default();
     assert_eq!((p.seal, p.open), (c.seal, c.open));
 }

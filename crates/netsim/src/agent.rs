@@ -66,7 +66,8 @@ impl<'a> AgentCtx<'a> {
         self.rng
     }
 
-    /// Set the TTL for packets created from now on in this call (E5 adaptive TTL).
+    /// Set the TTL for packets created from now on in this call (seed 000's adaptive TTL, E5 in
+    /// `docs/variants.md`).
     pub fn set_ttl(&mut self, ttl: u8) {
         self.ttl = ttl;
     }

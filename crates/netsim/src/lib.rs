@@ -10,9 +10,11 @@
 
 pub mod agent;
 pub mod agents;
+pub mod builder;
 pub mod link;
 pub mod loss;
 pub mod packet;
+pub mod policy;
 pub mod queue;
 pub mod rng;
 pub mod routing;
@@ -24,13 +26,13 @@ pub mod testing;
 pub mod trace;
 pub mod wireless;
 
-pub use link::{LinkConfig, LinkId};
+pub use builder::{BuildError, NetworkBuilder};
+pub use link::{LinkConfig, LinkId, LinkSettings, LinkUpdate};
 pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
+pub use policy::{Marking, NodePolicy, ProtectionCost, TtlExpiry};
 pub use queue::{DropTailConfig, QueueConfig, RedConfig};
-pub use sim::{
-    Account, BuildError, FlowResults, LinkResults, NetworkBuilder, RunResults, SimError, Simulator,
-};
+pub use sim::{Account, FlowResults, LinkResults, RunResults, SimError, Simulator};
 pub use stats::{DropCause, FlowRecorder, StatsConfig};
 pub use tfrc::Time;
 pub use wireless::WirelessConfig;

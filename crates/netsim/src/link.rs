@@ -67,6 +67,35 @@ impl LinkConfig {
     }
 }
 
+/// A change to one link direction during a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LinkUpdate {
+    /// The link fails: its queued, transmitting and propagating packets are dropped (cause
+    /// `down`) and routes are recomputed.
+    Down,
+    /// The link comes back; routes are recomputed.
+    Up,
+    /// New parameters. Packets already in transmission or propagation keep the bandwidth and
+    /// delay they were sent with (NS-2 computes a packet's transmission and arrival times when
+    /// its transmission starts); waiting packets get the new ones.
+    Set(LinkSettings),
+}
+
+/// New values for some of a link direction's parameters; `None` keeps the current one.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LinkSettings {
+    /// Bits per second (NS-2 `bandwidth_` of the link's delay element).
+    pub bandwidth_bps: Option<u64>,
+    /// Propagation delay (NS-2 `delay_`). A shorter delay lets later packets overtake
+    /// earlier ones still propagating, as in NS-2.
+    pub delay: Option<Duration>,
+    /// The queue's `limit_` (see [`crate::queue::Queue::set_limit`]).
+    pub queue_limit: Option<u32>,
+    /// Per-packet loss probability of the link's loss model, which becomes Bernoulli
+    /// ([`crate::loss::LossModel::set_rate`]; one is added if the link has none).
+    pub loss_rate: Option<f64>,
+}
+
 /// A packet propagating along a link, with the time and scheduler sequence number its arrival
 /// would have had in NS-2 (which schedules the arrival when transmission starts).
 #[derive(Clone, Debug)]
@@ -99,6 +128,8 @@ pub(crate) struct Link {
     pub lost_in_tx: Option<Packet>,
     pub pipe: VecDeque<InPipe>,
     pub up: bool,
+    /// What the TTL check at the end of the link does with an expired packet.
+    pub ttl_expiry: crate::policy::TtlExpiry,
     pub stats: LinkStats,
 }
 

@@ -111,6 +111,13 @@ impl LossModel {
         }
     }
 
+    /// Lose each packet from now on with probability `p` (NS-2: `$em set rate_ p` on a
+    /// uniform `ErrorModel`). Any other model becomes Bernoulli; the count of packets seen is
+    /// kept.
+    pub fn set_rate(&mut self, p: f64) {
+        self.kind = Kind::Bernoulli(p);
+    }
+
     /// Packets that crossed this loss point.
     pub fn seen(&self) -> u64 {
         self.seen

@@ -17,7 +17,7 @@ pub enum Direction {
     Reverse,
 }
 
-/// The packet type, as NS-2 names it in its traces (`spec/tfrc-reference.md` B10).
+/// The packet type, as NS-2 names it in its traces (`docs/simulator.md`, "Trace line").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PacketKind {
     /// TCP data segment (and the SYN): `tcp`.
@@ -30,7 +30,8 @@ pub enum PacketKind {
     TfrcData,
     /// TFRC feedback: `tcpFriendCtl`.
     TfrcFeedback,
-    /// A time-exceeded notice sent back to the source when a packet's TTL runs out (E5).
+    /// A time-exceeded notice sent back to the source when a packet's TTL runs out
+    /// ([`crate::policy::TtlExpiry::Notify`]).
     TimeExceeded,
 }
 
@@ -113,7 +114,8 @@ pub struct Packet {
     pub ect: bool,
     /// Congestion experienced (set by an AQM that marks instead of dropping).
     pub ce: bool,
-    /// Protected (E6): the sender sealed it; crossing an untrusted node unprotected is counted.
+    /// Protected: the sender sealed it (seed 000's E6, `docs/variants.md`); crossing an
+    /// untrusted node unprotected is counted.
     pub protected: bool,
     /// Crossed a node marked untrusted while unprotected (set by the simulator).
     pub exposed: bool,

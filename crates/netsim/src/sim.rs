@@ -1,4 +1,6 @@
-//! The scheduler, the event loop and the builder API.
+//! The event loop: packets, links, queues and agents. Features only some experiments use plug
+//! in as policies ([`crate::policy`]); the network is described with
+//! [`crate::builder::NetworkBuilder`].
 //!
 //! Events are ordered by `(time, NS-2 double time, sequence)` ([`crate::sched`]: a timing wheel
 //! with a heap for the far future); equal times run in insertion order (NS-2's scheduler does
@@ -9,30 +11,23 @@
 //! had in NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first,
 //! then the queue's resume), so equal-time ties break exactly as in NS-2.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
-use std::io::Write;
-use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
 use crate::agents::AnyAgent;
-use crate::link::{InPipe, Link, LinkConfig, LinkId};
+use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
-use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind};
-use crate::queue::Queue;
-use crate::rng::{stream, Component};
+use crate::packet::{Direction, FlowId, NodeId, Packet};
+use crate::policy::{HostStage, Marking, NodePolicy};
 use crate::routing::Routes;
 pub(crate) use crate::sched::Key;
 use crate::sched::{time_from_secs, EventQueue};
 use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
-use crate::trace::{TraceEvent, TraceFormat, TraceLine, Tracer};
-use crate::wireless::Wireless;
+use crate::trace::{TraceEvent, TraceLine, Tracer};
 use crate::Time;
-
-/// Size of a time-exceeded notice: 20 B IP + 8 B ICMP + 28 B of the dead packet (RFC 792).
-pub const TIME_EXCEEDED_SIZE: u32 = 56;
 
 /// Consecutive wake-ups of one agent at one instant before the run is declared stuck.
 const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
@@ -46,51 +41,19 @@ enum Event {
     FlowStop(u32),
     LinkState(u32),
     Sample,
-    /// The head of an agent's sealing queue is ready to enter the network (E6).
-    Sealed(u32),
-    /// The head of an agent's opening queue is ready for the agent (E6).
-    Opened(u32),
+    /// The head of an agent's outgoing host stage is ready to enter the network.
+    Egress(u32),
+    /// The head of an agent's incoming host stage is ready for the agent.
+    Ingress(u32),
 }
 
-/// A problem in the network description, reported by [`NetworkBuilder::build`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BuildError {
-    /// A node id that was never added.
-    UnknownNode(NodeId),
-    /// A link id that was never added.
-    UnknownLink(LinkId),
-    /// A link from a node to itself.
-    SelfLoop(NodeId),
-    /// A link with zero bandwidth.
-    ZeroBandwidth(LinkId),
-    /// A flow whose source and destination are the same node.
-    FlowToSelf(FlowId),
-    /// A probability outside [0, 1] (or NaN) in a loss model or wireless hop.
-    BadProbability(LinkId),
-    /// A CBR rate that is not a positive number.
-    BadRate(FlowId),
-    /// A flow id that was never added.
-    UnknownFlow(FlowId),
+/// A link change scheduled at build time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LinkChange {
+    pub at: Time,
+    pub link: LinkId,
+    pub update: LinkUpdate,
 }
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::UnknownNode(n) => write!(f, "unknown node {n}"),
-            BuildError::UnknownLink(l) => write!(f, "unknown link {l}"),
-            BuildError::SelfLoop(n) => write!(f, "link from node {n} to itself"),
-            BuildError::ZeroBandwidth(l) => write!(f, "link {l} has zero bandwidth"),
-            BuildError::FlowToSelf(fl) => {
-                write!(f, "flow {fl} has the same source and destination")
-            }
-            BuildError::BadProbability(l) => write!(f, "link {l}: probability outside [0, 1]"),
-            BuildError::BadRate(fl) => write!(f, "flow {fl}: CBR rate must be positive"),
-            BuildError::UnknownFlow(fl) => write!(f, "unknown flow {fl}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 /// A run that ended in an inconsistent state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,7 +116,8 @@ impl std::error::Error for SimError {}
 /// Packet conservation counters for one flow direction over the whole run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Account {
-    /// Packets that entered the network (agents' packets and time-exceeded notices).
+    /// Packets that entered the network (agents' packets and packets policies created, such as
+    /// time-exceeded notices).
     pub sent: u64,
     /// Packets handed to the destination agent.
     pub delivered: u64,
@@ -170,550 +134,45 @@ impl Account {
     }
 }
 
-/// Per-packet processing cost of protection (seed 000 E6): a protected packet enters the
-/// network `seal` after its agent sends it and reaches its destination agent `open` after it
-/// arrives. Each agent seals (and opens) one packet at a time, in order, as one CPU would.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ProtectionCost {
-    /// Time to seal one packet at its source.
-    pub seal: Duration,
-    /// Time to open one packet at its destination.
-    pub open: Duration,
-}
-
-impl Default for ProtectionCost {
-    /// 2.15 µs + 2.15 µs: `docs/protection.md` measures ChaCha20-Poly1305 on a 1000-byte packet
-    /// at about 4.3 µs per seal + open, split about evenly (medians 2.14 and 2.10 µs in
-    /// `tfrclab bench rsa --json`, `aead.seal` and `aead.open`).
-    fn default() -> Self {
-        ProtectionCost {
-            seal: Duration::from_nanos(2150),
-            open: Duration::from_nanos(2150),
-        }
-    }
-}
-
-/// A packet waiting for its protection cost, and when it will be ready.
-#[derive(Clone, Debug)]
-struct Processing {
-    pkt: Packet,
-    key: Key,
-}
-
-struct NodeSpec {
-    name: String,
-    untrusted: bool,
-}
-
-struct LinkSpec {
-    from: NodeId,
-    to: NodeId,
-    cfg: LinkConfig,
-}
-
-struct FlowSpec {
-    src: NodeId,
-    dst: NodeId,
-    start: Time,
-    stop: Option<Time>,
-    sender: AnyAgent,
-    receiver: AnyAgent,
-    fids: (u32, u32),
-    protect: bool,
-    drop_log: bool,
-}
-
-#[derive(Clone, Copy)]
-struct LinkChange {
-    at: Time,
-    link: LinkId,
-    up: bool,
-}
-
-/// Describes a network and its flows; [`NetworkBuilder::build`] validates it.
-///
-/// ```
-/// use core::time::Duration;
-/// use netsim::agents::{CbrConfig, CbrSource, NullSink};
-/// use netsim::{LinkConfig, NetworkBuilder, Time};
-///
-/// let mut net = NetworkBuilder::new(1);
-/// let a = net.add_node("a");
-/// let b = net.add_node("b");
-/// net.add_duplex_link(a, b, LinkConfig::new(1_000_000, Duration::from_millis(10)));
-/// let cbr = CbrSource::new(CbrConfig { rate_bps: 100_000.0, ..CbrConfig::default() });
-/// let f = net.add_flow(a, b, Time::ZERO, None, cbr.into(), NullSink::new().into());
-/// let mut sim = net.build().expect("valid network");
-/// let res = sim.run(Time::from_secs_f64(1.0)).expect("packets are conserved");
-/// let fwd = &res.flows[f as usize].forward;
-/// // 210-byte packets every 16.8 ms; each takes 1.68 ms + 10 ms to arrive, so the one sent
-/// // at 991.2 ms is still in flight at 1 s.
-/// assert_eq!(fwd.sent_packets, 60);
-/// assert_eq!(fwd.delivered_packets, 59);
-/// assert_eq!(res.flows[f as usize].accounts[0].in_flight, 1);
-/// assert!((fwd.delay.mean_secs() - 0.01168).abs() < 1e-9);
-/// ```
-pub struct NetworkBuilder {
-    seed: u64,
-    nodes: Vec<NodeSpec>,
-    links: Vec<LinkSpec>,
-    flows: Vec<FlowSpec>,
-    changes: Vec<LinkChange>,
-    ttl_notices: bool,
-    protection: ProtectionCost,
-    stats: StatsConfig,
-    tracer: Option<Tracer>,
-    errors: Vec<BuildError>,
-}
-
-impl NetworkBuilder {
-    /// An empty network whose random streams derive from `seed`.
-    pub fn new(seed: u64) -> Self {
-        NetworkBuilder {
-            seed,
-            nodes: Vec::new(),
-            links: Vec::new(),
-            flows: Vec::new(),
-            changes: Vec::new(),
-            ttl_notices: false,
-            protection: ProtectionCost::default(),
-            stats: StatsConfig::default(),
-            tracer: None,
-            errors: Vec::new(),
-        }
-    }
-
-    /// Add a node; ids are 0, 1, 2 … in order (NS-2's node numbering).
-    pub fn add_node(&mut self, name: &str) -> NodeId {
-        self.nodes.push(NodeSpec {
-            name: name.to_string(),
-            untrusted: false,
-        });
-        (self.nodes.len() - 1) as NodeId
-    }
-
-    /// The node named `name`.
-    pub fn node(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as NodeId)
-    }
-
-    /// Mark a node untrusted: unprotected packets crossing it are flagged `exposed` (E6).
-    pub fn set_untrusted(&mut self, node: NodeId, untrusted: bool) {
-        match self.nodes.get_mut(node as usize) {
-            Some(n) => n.untrusted = untrusted,
-            None => self.errors.push(BuildError::UnknownNode(node)),
-        }
-    }
-
-    fn check_node(&mut self, n: NodeId) {
-        if n as usize >= self.nodes.len() {
-            self.errors.push(BuildError::UnknownNode(n));
-        }
-    }
-
-    /// Add a one-way link; ids are 0, 1, 2 … in order.
-    pub fn add_simplex_link(&mut self, from: NodeId, to: NodeId, cfg: LinkConfig) -> LinkId {
-        let id = self.links.len() as LinkId;
-        self.check_node(from);
-        self.check_node(to);
-        if from == to {
-            self.errors.push(BuildError::SelfLoop(from));
-        }
-        if cfg.bandwidth_bps == 0 {
-            self.errors.push(BuildError::ZeroBandwidth(id));
-        }
-        if !probabilities_ok(cfg.loss.as_ref())
-            || !probabilities_ok(cfg.wireless.as_ref().map(|w| &w.frame_loss))
-        {
-            self.errors.push(BuildError::BadProbability(id));
-        }
-        self.links.push(LinkSpec { from, to, cfg });
-        id
-    }
-
-    /// Add a link in both directions with the same configuration (NS-2 `duplex-link`):
-    /// returns (a → b, b → a).
-    pub fn add_duplex_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) -> (LinkId, LinkId) {
-        let ab = self.add_simplex_link(a, b, cfg.clone());
-        let ba = self.add_simplex_link(b, a, cfg);
-        (ab, ba)
-    }
-
-    /// Set or clear one link direction's loss model.
-    pub fn set_loss(&mut self, link: LinkId, loss: Option<LossConfig>) {
-        if !probabilities_ok(loss.as_ref()) {
-            self.errors.push(BuildError::BadProbability(link));
-        }
-        match self.links.get_mut(link as usize) {
-            Some(l) => l.cfg.loss = loss,
-            None => self.errors.push(BuildError::UnknownLink(link)),
-        }
-    }
-
-    /// Replace one link direction's queue (NS-2 `queue-limit` on one direction, or a different
-    /// discipline per direction).
-    pub fn set_queue(&mut self, link: LinkId, queue: crate::queue::QueueConfig) {
-        match self.links.get_mut(link as usize) {
-            Some(l) => l.cfg.queue = queue,
-            None => self.errors.push(BuildError::UnknownLink(link)),
-        }
-    }
-
-    /// The link from `from` to `to`, if any (the first one added).
-    pub fn link(&self, from: NodeId, to: NodeId) -> Option<LinkId> {
-        self.links
-            .iter()
-            .position(|l| l.from == from && l.to == to)
-            .map(|i| i as LinkId)
-    }
-
-    /// Add a flow: `sender` runs at `src` from `start` (stopped at `stop`), `receiver` at
-    /// `dst`. Flow ids are 0, 1, 2 …; the trace fid defaults to the flow id in both directions.
-    pub fn add_flow(
-        &mut self,
-        src: NodeId,
-        dst: NodeId,
-        start: Time,
-        stop: Option<Time>,
-        sender: AnyAgent,
-        receiver: AnyAgent,
-    ) -> FlowId {
-        let id = self.flows.len() as FlowId;
-        self.check_node(src);
-        self.check_node(dst);
-        if src == dst {
-            self.errors.push(BuildError::FlowToSelf(id));
-        }
-        for a in [&sender, &receiver] {
-            if let AnyAgent::Cbr(c) = a {
-                let r = c.config().rate_bps;
-                if r.is_nan() || r <= 0.0 {
-                    self.errors.push(BuildError::BadRate(id));
-                }
-            }
-        }
-        self.flows.push(FlowSpec {
-            src,
-            dst,
-            start,
-            stop,
-            sender,
-            receiver,
-            fids: (id, id),
-            protect: false,
-            drop_log: false,
-        });
-        id
-    }
-
-    /// The fid printed in traces for a flow's forward and reverse packets (NS-2 `fid_` of the
-    /// sender and of the receiver agent).
-    pub fn set_trace_fids(&mut self, flow: FlowId, forward: u32, reverse: u32) {
-        if let Some(f) = self.flows.get_mut(flow as usize) {
-            f.fids = (forward, reverse);
-        }
-    }
-
-    /// Take a link direction down at `at`: its queued and propagating packets are dropped
-    /// (cause `down`) and routes are recomputed.
-    pub fn link_down_at(&mut self, at: Time, link: LinkId) {
-        self.changes.push(LinkChange {
-            at,
-            link,
-            up: false,
-        });
-    }
-
-    /// Bring a link direction back up at `at`; routes are recomputed.
-    pub fn link_up_at(&mut self, at: Time, link: LinkId) {
-        self.changes.push(LinkChange { at, link, up: true });
-    }
-
-    /// The per-packet cost of protection (E6); the default is [`ProtectionCost::default`].
-    /// Unprotected packets cost nothing.
-    pub fn protection_cost(&mut self, seal: Duration, open: Duration) {
-        self.protection = ProtectionCost { seal, open };
-    }
-
-    /// Protect every packet of `flow`, both directions, whatever its agents decide (E6's "every
-    /// packet, as an option"); otherwise a packet is protected when its agent sets
-    /// [`Packet::protected`].
-    pub fn protect_flow(&mut self, flow: FlowId, on: bool) {
-        match self.flows.get_mut(flow as usize) {
-            Some(f) => f.protect = on,
-            None => self.errors.push(BuildError::UnknownFlow(flow)),
-        }
-    }
-
-    /// Remember the cause of every dropped data packet of `flow` by its sequence number
-    /// ([`Simulator::drop_causes`]): the true causes a loss classifier's decisions are compared
-    /// with (seed 002's confusion matrix). Off by default, so other runs keep no per-packet
-    /// state; the record grows with the flow's drops.
-    pub fn record_drop_causes(&mut self, flow: FlowId, on: bool) {
-        match self.flows.get_mut(flow as usize) {
-            Some(f) => f.drop_log = on,
-            None => self.errors.push(BuildError::UnknownFlow(flow)),
-        }
-    }
-
-    /// Send a time-exceeded notice to the source of every packet dropped for TTL (E5).
-    pub fn ttl_notices(&mut self, on: bool) {
-        self.ttl_notices = on;
-    }
-
-    /// Statistics configuration (bin width, measurement window, per-packet delays).
-    pub fn stats(&mut self, cfg: StatsConfig) {
-        self.stats = cfg;
-    }
-
-    /// Trace every packet event to `out` (off by default).
-    pub fn trace(&mut self, out: Box<dyn Write>, format: TraceFormat) {
-        self.tracer = Some(Tracer::new(out, format));
-    }
-
-    /// Validate and produce a simulator ready to run.
-    pub fn build(mut self) -> Result<Simulator, BuildError> {
-        for c in &self.changes {
-            if c.link as usize >= self.links.len() {
-                self.errors.push(BuildError::UnknownLink(c.link));
-            }
-        }
-        if let Some(e) = self.errors.first() {
-            return Err(e.clone());
-        }
-        let seed = self.seed;
-        let n = self.nodes.len();
-        let links: Vec<Link> = self
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let i = i as u64;
-                Link {
-                    from: l.from,
-                    to: l.to,
-                    bandwidth_bps: l.cfg.bandwidth_bps,
-                    delay_secs: l.cfg.delay.as_secs_f64(),
-                    queue: Queue::new(
-                        &l.cfg.queue,
-                        l.cfg.bandwidth_bps as f64,
-                        l.cfg.delay.as_secs_f64(),
-                    ),
-                    queue_rng: stream(seed, Component::Queue, i),
-                    loss: l.cfg.loss.as_ref().map(LossModel::new),
-                    loss_rng: stream(seed, Component::LinkLoss, i),
-                    wireless: l.cfg.wireless.clone().map(Wireless::new),
-                    wireless_rng: stream(seed, Component::Wireless, i),
-                    busy: false,
-                    tx_done: None,
-                    tx_done_lazy: false,
-                    lost_in_tx: None,
-                    pipe: Default::default(),
-                    up: true,
-                    stats: LinkStats::new(self.stats.bin_width),
-                }
-            })
-            .collect();
-        // NS-2 ports: per node, in attach order (flow order, sender then receiver).
-        let mut next_port = vec![0u32; n];
-        let mut agents = Vec::with_capacity(self.flows.len() * 2);
-        let mut flows = Vec::with_capacity(self.flows.len());
-        for (i, f) in self.flows.into_iter().enumerate() {
-            let fid = i as FlowId;
-            let protect = f.protect;
-            for (sender, agent, node, peer) in [
-                (true, f.sender, f.src, f.dst),
-                (false, f.receiver, f.dst, f.src),
-            ] {
-                let idx = 2 * i as u64 + u64::from(!sender);
-                let port = next_port[node as usize];
-                next_port[node as usize] += 1;
-                agents.push(AgentSlot {
-                    sampled: !agent.sample_names().is_empty(),
-                    agent,
-                    rng: stream(seed, Component::Agent, idx),
-                    flow: fid,
-                    dir: if sender {
-                        Direction::Forward
-                    } else {
-                        Direction::Reverse
-                    },
-                    node,
-                    peer,
-                    port,
-                    queued: None,
-                    desired: None,
-                    stuck: (Time::ZERO, 0),
-                    protect,
-                    sealing: VecDeque::new(),
-                    opening: VecDeque::new(),
-                });
-            }
-            flows.push(FlowState {
-                src: f.src,
-                dst: f.dst,
-                start: f.start,
-                stop: f.stop,
-                fids: f.fids,
-                rec: [
-                    FlowRecorder::new(&self.stats),
-                    FlowRecorder::new(&self.stats),
-                ],
-                acct: [Account::default(); 2],
-                drop_causes: f.drop_log.then(HashMap::new),
-            });
-        }
-        let routes = Routes::compute(
-            n,
-            &links
-                .iter()
-                .map(|l| (l.from, l.to, l.up))
-                .collect::<Vec<_>>(),
-        );
-        let mut sim = Simulator {
-            now: Time::ZERO,
-            now_secs: 0.0,
-            cur: Key {
-                time: Time::ZERO,
-                shadow: 0.0,
-                seq: 0,
-            },
-            seq: 0,
-            heap: EventQueue::new(),
-            untrusted: self.nodes.iter().map(|n| n.untrusted).collect(),
-            names: self.nodes.into_iter().map(|n| n.name).collect(),
-            links,
-            routes,
-            agents,
-            flows,
-            changes: self.changes,
-            scratch: Vec::new(),
-            next_uid: 0,
-            events: 0,
-            hops: 0,
-            stats: self.stats,
-            tracer: self.tracer,
-            ttl_notices: self.ttl_notices,
-            seal: Cost::new(self.protection.seal),
-            open: Cost::new(self.protection.open),
-            samples: Vec::new(),
-            sample_buf: Vec::new(),
-            stuck: None,
-        };
-        // Like a Tcl script's `$ns at` lines: flow starts and stops in flow order, then link
-        // changes, all before any packet event.
-        for i in 0..sim.flows.len() {
-            let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
-            sim.schedule(start, secs(start), Event::FlowStart(i as u32));
-            if let Some(stop) = stop {
-                sim.schedule(stop, secs(stop), Event::FlowStop(i as u32));
-            }
-        }
-        for i in 0..sim.changes.len() {
-            let at = sim.changes[i].at;
-            sim.schedule(at, secs(at), Event::LinkState(i as u32));
-        }
-        for (i, a) in sim.agents.iter().enumerate() {
-            if a.sampled {
-                sim.samples.push((
-                    i,
-                    AgentSeries {
-                        flow: a.flow,
-                        sender: a.dir == Direction::Forward,
-                        names: a.agent.sample_names(),
-                        times: Vec::new(),
-                        values: Vec::new(),
-                    },
-                ));
-            }
-        }
-        if !sim.samples.is_empty() {
-            let w = Time::from_nanos(sim.bin_ns());
-            sim.schedule(w, secs(w), Event::Sample);
-        }
-        Ok(sim)
-    }
-}
-
-fn probabilities_ok(l: Option<&LossConfig>) -> bool {
-    let ok = |p: f64| (0.0..=1.0).contains(&p);
-    match l {
-        None | Some(LossConfig::Nth(_)) | Some(LossConfig::Packets(_)) => true,
-        Some(LossConfig::Bernoulli { p }) => ok(*p),
-        Some(LossConfig::GilbertElliott {
-            p_good_to_bad,
-            p_bad_to_good,
-            loss_good,
-            loss_bad,
-        }) => ok(*p_good_to_bad) && ok(*p_bad_to_good) && ok(*loss_good) && ok(*loss_bad),
-    }
-}
-
-struct AgentSlot {
-    agent: AnyAgent,
-    rng: ChaCha8Rng,
-    flow: FlowId,
-    dir: Direction,
-    node: NodeId,
-    peer: NodeId,
-    port: u32,
+pub(crate) struct AgentSlot {
+    pub agent: AnyAgent,
+    pub rng: ChaCha8Rng,
+    pub flow: FlowId,
+    pub dir: Direction,
+    pub node: NodeId,
+    pub peer: NodeId,
+    pub port: u32,
     /// The wake-up event the scheduler holds for this agent (others in the heap are stale).
-    queued: Option<Key>,
+    pub queued: Option<Key>,
     /// The wake-up the agent wants, with the sequence number it got when it asked.
-    desired: Option<Key>,
-    stuck: (Time, u32),
-    sampled: bool,
-    /// Protect every packet this agent sends (`NetworkBuilder::protect_flow`).
-    protect: bool,
-    /// Packets this agent sent, being sealed (E6), in order; the head has an event.
-    sealing: VecDeque<Processing>,
-    /// Packets for this agent, being opened (E6), in order; the head has an event.
-    opening: VecDeque<Processing>,
+    pub desired: Option<Key>,
+    pub stuck: (Time, u32),
+    pub sampled: bool,
+    /// How the host marks the packets this agent sends.
+    pub marking: Marking,
+    /// Packets this agent sent, being processed before they enter the network.
+    pub egress: HostStage,
+    /// Packets for this agent, being processed before it gets them.
+    pub ingress: HostStage,
 }
 
-/// A protection cost in both of the simulator's clocks.
-#[derive(Clone, Copy, Debug)]
-struct Cost {
-    ns: u64,
-    secs: f64,
-}
-
-impl Cost {
-    fn new(d: Duration) -> Self {
-        Cost {
-            ns: u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
-            secs: d.as_secs_f64(),
-        }
-    }
-}
-
-struct FlowState {
-    src: NodeId,
-    dst: NodeId,
-    start: Time,
-    stop: Option<Time>,
-    fids: (u32, u32),
-    rec: [FlowRecorder; 2],
-    acct: [Account; 2],
-    /// Data-direction drops by sequence number, when [`NetworkBuilder::record_drop_causes`]
-    /// asked for them.
-    drop_causes: Option<HashMap<u64, DropCause>>,
+pub(crate) struct FlowState {
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub fids: (u32, u32),
+    pub rec: [FlowRecorder; 2],
+    pub acct: [Account; 2],
+    /// Data-direction drops by sequence number, when
+    /// [`crate::NetworkBuilder::record_drop_causes`] asked for them.
+    pub drop_causes: Option<HashMap<u64, DropCause>>,
 }
 
 fn dir_index(d: Direction) -> usize {
     match d {
         Direction::Forward => 0,
         Direction::Reverse => 1,
-    }
-}
-
-fn opposite(d: Direction) -> Direction {
-    match d {
-        Direction::Forward => Direction::Reverse,
-        Direction::Reverse => Direction::Forward,
     }
 }
 
@@ -782,7 +241,8 @@ pub struct Simulator {
     seq: u64,
     heap: EventQueue<Event>,
     names: Vec<String>,
-    untrusted: Vec<bool>,
+    /// Each node's policy for the packets it forwards.
+    nodes: Vec<NodePolicy>,
     links: Vec<Link>,
     routes: Routes,
     agents: Vec<AgentSlot>,
@@ -794,9 +254,6 @@ pub struct Simulator {
     hops: u64,
     stats: StatsConfig,
     tracer: Option<Tracer>,
-    ttl_notices: bool,
-    seal: Cost,
-    open: Cost,
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
     stuck: Option<SimError>,
@@ -814,6 +271,86 @@ impl fmt::Debug for Simulator {
 }
 
 impl Simulator {
+    /// Assemble a validated network and schedule its start.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        names: Vec<String>,
+        nodes: Vec<NodePolicy>,
+        links: Vec<Link>,
+        agents: Vec<AgentSlot>,
+        flows: Vec<FlowState>,
+        changes: Vec<LinkChange>,
+        stats: StatsConfig,
+        tracer: Option<Tracer>,
+    ) -> Simulator {
+        let routes = Routes::compute(
+            names.len(),
+            &links
+                .iter()
+                .map(|l| (l.from, l.to, l.up))
+                .collect::<Vec<_>>(),
+        );
+        let mut sim = Simulator {
+            now: Time::ZERO,
+            now_secs: 0.0,
+            cur: Key {
+                time: Time::ZERO,
+                shadow: 0.0,
+                seq: 0,
+            },
+            seq: 0,
+            heap: EventQueue::new(),
+            names,
+            nodes,
+            links,
+            routes,
+            agents,
+            flows,
+            changes,
+            scratch: Vec::new(),
+            next_uid: 0,
+            events: 0,
+            hops: 0,
+            stats,
+            tracer,
+            samples: Vec::new(),
+            sample_buf: Vec::new(),
+            stuck: None,
+        };
+        // Like a Tcl script's `$ns at` lines: flow starts and stops in flow order, then link
+        // changes, all before any packet event.
+        for i in 0..sim.flows.len() {
+            let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
+            sim.schedule(start, secs(start), Event::FlowStart(i as u32));
+            if let Some(stop) = stop {
+                sim.schedule(stop, secs(stop), Event::FlowStop(i as u32));
+            }
+        }
+        for i in 0..sim.changes.len() {
+            let at = sim.changes[i].at;
+            sim.schedule(at, secs(at), Event::LinkState(i as u32));
+        }
+        for (i, a) in sim.agents.iter().enumerate() {
+            if a.sampled {
+                sim.samples.push((
+                    i,
+                    AgentSeries {
+                        flow: a.flow,
+                        sender: a.dir == Direction::Forward,
+                        names: a.agent.sample_names(),
+                        times: Vec::new(),
+                        values: Vec::new(),
+                    },
+                ));
+            }
+        }
+        if !sim.samples.is_empty() {
+            let w = Time::from_nanos(sim.bin_ns());
+            sim.schedule(w, secs(w), Event::Sample);
+        }
+        sim
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> Time {
         self.now
@@ -850,7 +387,7 @@ impl Simulator {
     }
 
     /// The true cause of each dropped data packet of `flow`, by sequence number, when the flow
-    /// was built with [`NetworkBuilder::record_drop_causes`] (`None` otherwise).
+    /// was built with [`crate::NetworkBuilder::record_drop_causes`] (`None` otherwise).
     pub fn drop_causes(&self, flow: FlowId) -> Option<&HashMap<u64, DropCause>> {
         self.flows.get(flow as usize)?.drop_causes.as_ref()
     }
@@ -934,8 +471,8 @@ impl Simulator {
             Event::FlowStop(f) => self.call_agent(2 * f as usize, |a, ctx| a.on_stop(ctx)),
             Event::LinkState(i) => self.on_link_change(i as usize),
             Event::Sample => self.on_sample(),
-            Event::Sealed(a) => self.on_processed(a as usize, key, true),
-            Event::Opened(a) => self.on_processed(a as usize, key, false),
+            Event::Egress(a) => self.on_stage_done(a as usize, key, true),
+            Event::Ingress(a) => self.on_stage_done(a as usize, key, false),
         }
     }
 
@@ -1040,7 +577,8 @@ impl Simulator {
         }
     }
 
-    /// A packet an agent sent enters the network at the agent's node.
+    /// A packet an agent sent enters the network at the agent's node, through the host's
+    /// outgoing stage.
     fn inject(&mut self, idx: usize, mut pkt: Packet) {
         let slot = &self.agents[idx];
         // The packet belongs to the agent's flow and direction whatever the agent wrote.
@@ -1049,7 +587,7 @@ impl Simulator {
         pkt.src = slot.node;
         pkt.uid = self.next_uid;
         self.next_uid += 1;
-        pkt.protected |= slot.protect;
+        slot.marking.apply(&mut pkt);
         let node = slot.node;
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
@@ -1057,75 +595,44 @@ impl Simulator {
         if metered(&pkt) {
             f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
         }
-        // E6: a protected packet is sealed before it enters the network; a packet sent behind
-        // one being sealed waits its turn. Otherwise nothing is added, not even an event.
-        if (pkt.protected && self.seal.ns > 0) || !self.agents[idx].sealing.is_empty() {
-            self.process(idx, pkt, true);
+        if self.agents[idx].egress.holds(&pkt) {
+            self.enter_stage(idx, pkt, true);
             return;
         }
         self.arrive(pkt, node);
     }
 
-    /// Queue `pkt` behind the agent's sealing (`seal`) or opening work: it is ready one cost
-    /// (if protected) after the packet ahead of it, or after now.
-    fn process(&mut self, idx: usize, pkt: Packet, seal: bool) {
-        let cost = match (pkt.protected, seal) {
-            (false, _) => Cost { ns: 0, secs: 0.0 },
-            (true, true) => self.seal,
-            (true, false) => self.open,
-        };
-        let slot = &self.agents[idx];
-        let fifo = if seal { &slot.sealing } else { &slot.opening };
-        let (t, shadow) = fifo
-            .back()
-            .map_or((self.now, self.now_secs), |p| (p.key.time, p.key.shadow));
-        let key = Key {
-            time: Time::from_nanos(t.as_nanos().saturating_add(cost.ns)),
-            shadow: shadow + cost.secs,
-            seq: self.next_seq(),
-        };
+    /// Queue `pkt` in the agent's outgoing (`egress`) or incoming host stage.
+    fn enter_stage(&mut self, idx: usize, pkt: Packet, egress: bool) {
+        let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
         let slot = &mut self.agents[idx];
-        let fifo = if seal {
-            &mut slot.sealing
+        let stage = if egress {
+            &mut slot.egress
         } else {
-            &mut slot.opening
+            &mut slot.ingress
         };
-        fifo.push_back(Processing { pkt, key });
-        if fifo.len() == 1 {
-            let ev = if seal {
-                Event::Sealed(idx as u32)
-            } else {
-                Event::Opened(idx as u32)
-            };
-            self.heap.push(key, ev);
+        if let Some(key) = stage.push(pkt, now, now_secs, seq) {
+            self.heap.push(key, stage_event(idx, egress));
         }
     }
 
-    /// The head of an agent's sealing or opening queue is done: send it on, and arm the next.
-    fn on_processed(&mut self, idx: usize, key: Key, seal: bool) {
+    /// The head of an agent's host stage is done: send it on, and arm the next.
+    fn on_stage_done(&mut self, idx: usize, key: Key, egress: bool) {
         let Some(slot) = self.agents.get_mut(idx) else {
             return;
         };
-        let fifo = if seal {
-            &mut slot.sealing
+        let stage = if egress {
+            &mut slot.egress
         } else {
-            &mut slot.opening
+            &mut slot.ingress
         };
-        if fifo.front().map(|p| p.key) != Some(key) {
-            return;
-        }
-        let Some(Processing { pkt, .. }) = fifo.pop_front() else {
+        let Some((pkt, next)) = stage.pop(key) else {
             return;
         };
-        if let Some(next) = fifo.front() {
-            let ev = if seal {
-                Event::Sealed(idx as u32)
-            } else {
-                Event::Opened(idx as u32)
-            };
-            self.heap.push(next.key, ev);
+        if let Some(next) = next {
+            self.heap.push(next, stage_event(idx, egress));
         }
-        if seal {
+        if egress {
             let node = self.agents[idx].node;
             self.arrive(pkt, node);
         } else {
@@ -1141,11 +648,8 @@ impl Simulator {
             self.deliver(pkt, node);
             return;
         }
-        if self.untrusted.get(node as usize).copied().unwrap_or(false)
-            && !pkt.protected
-            && node != pkt.src
-        {
-            pkt.exposed = true;
+        if let Some(p) = self.nodes.get(node as usize) {
+            p.on_forward(&mut pkt, node);
         }
         match self.routes.next_link(node, pkt.dst) {
             Some(l) => self.enqueue(l as usize, pkt),
@@ -1160,10 +664,8 @@ impl Simulator {
             self.drop_packet(None, pkt, DropCause::Down);
             return;
         }
-        // E6: a protected packet is opened before the agent gets it; a packet arriving behind
-        // one being opened waits its turn.
-        if (pkt.protected && self.open.ns > 0) || !self.agents[idx].opening.is_empty() {
-            self.process(idx, pkt, false);
+        if self.agents[idx].ingress.holds(&pkt) {
+            self.enter_stage(idx, pkt, false);
             return;
         }
         self.hand_over(idx, pkt);
@@ -1327,9 +829,19 @@ impl Simulator {
             };
             self.seq += 1;
             let link = &mut self.links[l];
-            link.pipe.push_back(InPipe { pkt, key });
-            if link.pipe.len() == 1 {
-                self.heap.push(key, Event::PipeHead(l as u32));
+            if link.pipe.back().is_some_and(|b| b.key > key) {
+                // The delay was shortened: this packet overtakes some still propagating (the
+                // event of the head it displaces turns stale and is ignored).
+                let at = link.pipe.partition_point(|p| p.key < key);
+                link.pipe.insert(at, InPipe { pkt, key });
+                if at == 0 {
+                    self.heap.push(key, Event::PipeHead(l as u32));
+                }
+            } else {
+                link.pipe.push_back(InPipe { pkt, key });
+                if link.pipe.len() == 1 {
+                    self.heap.push(key, Event::PipeHead(l as u32));
+                }
             }
         } else {
             link.lost_in_tx = Some(pkt);
@@ -1385,14 +897,13 @@ impl Simulator {
                 return;
             }
         }
-        // TTLChecker: ttl − 1 ≤ 0 drops.
+        // TTLChecker: ttl − 1 ≤ 0 drops; the link's policy may send a notice back.
         if pkt.ttl <= 1 {
-            let notice = self.ttl_notices && pkt.kind != PacketKind::TimeExceeded;
-            let (initial_ttl, seq, at) = (pkt.initial_ttl, pkt.seq, self.links[l].to);
-            let (flow, dir, src) = (pkt.flow, pkt.dir, pkt.src);
+            let at = self.links[l].to;
+            let notice = self.links[l].ttl_expiry.notice(&pkt, at, self.now);
             self.drop_packet(Some(l), pkt, DropCause::Ttl);
-            if notice {
-                self.send_time_exceeded(flow, dir, src, at, initial_ttl, seq);
+            if let Some(n) = notice {
+                self.send_created(n);
             }
             return;
         }
@@ -1402,41 +913,15 @@ impl Simulator {
         self.arrive(pkt, to);
     }
 
-    /// E5: tell the source of a packet that died of TTL expiry at `at`.
-    fn send_time_exceeded(
-        &mut self,
-        flow: FlowId,
-        dir: Direction,
-        src: NodeId,
-        at: NodeId,
-        initial_ttl: u8,
-        seq: i64,
-    ) {
-        let back = opposite(dir);
-        let pkt = Packet {
-            uid: self.next_uid,
-            flow,
-            dir: back,
-            src: at,
-            dst: src,
-            kind: PacketKind::TimeExceeded,
-            size: TIME_EXCEEDED_SIZE,
-            payload: 0,
-            seq,
-            sent_at: self.now,
-            ttl: crate::packet::DEFAULT_TTL,
-            initial_ttl: crate::packet::DEFAULT_TTL,
-            ect: false,
-            ce: false,
-            protected: false,
-            exposed: false,
-            header: Header::TimeExceeded { initial_ttl, seq },
-        };
+    /// A packet a policy created enters the network at its source node.
+    fn send_created(&mut self, mut pkt: Packet) {
+        pkt.uid = self.next_uid;
         self.next_uid += 1;
-        let f = &mut self.flows[flow as usize];
-        let d = dir_index(back);
+        let f = &mut self.flows[pkt.flow as usize];
+        let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
         f.rec[d].on_sent(self.now, pkt.size, 0);
+        let at = pkt.src;
         self.arrive(pkt, at);
     }
 
@@ -1449,11 +934,19 @@ impl Simulator {
         let l = c.link as usize;
         let cur = self.cur;
         self.settle_tx_done(l, |k| k < cur);
-        if self.links[l].up == c.up {
+        let up = match c.update {
+            LinkUpdate::Set(s) => {
+                self.apply_settings(l, s);
+                return;
+            }
+            LinkUpdate::Down => false,
+            LinkUpdate::Up => true,
+        };
+        if self.links[l].up == up {
             return;
         }
-        self.links[l].up = c.up;
-        if !c.up {
+        self.links[l].up = up;
+        if !up {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
             let now = self.now;
             let link = &mut self.links[l];
@@ -1476,6 +969,27 @@ impl Simulator {
                 .map(|l| (l.from, l.to, l.up))
                 .collect::<Vec<_>>(),
         );
+    }
+
+    /// New link parameters; transmissions already started keep theirs (`start_tx` reads
+    /// them when a transmission starts, as NS-2's `LinkDelay::recv` does).
+    fn apply_settings(&mut self, l: usize, s: LinkSettings) {
+        let link = &mut self.links[l];
+        if let Some(b) = s.bandwidth_bps {
+            link.bandwidth_bps = b;
+        }
+        if let Some(d) = s.delay {
+            link.delay_secs = d.as_secs_f64();
+        }
+        if let Some(n) = s.queue_limit {
+            link.queue.set_limit(n);
+        }
+        if let Some(p) = s.loss_rate {
+            match &mut link.loss {
+                Some(m) => m.set_rate(p),
+                None => link.loss = Some(LossModel::new(&LossConfig::Bernoulli { p })),
+            }
+        }
     }
 
     // ---- sampling, tracing, accounting --------------------------------------------------
@@ -1557,10 +1071,10 @@ impl Simulator {
                 self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         }
-        // Packets being sealed or opened (E6) are sent but not yet delivered.
+        // Packets in host stages are sent but not yet delivered.
         for a in &self.agents {
-            for p in a.sealing.iter().chain(a.opening.iter()) {
-                self.flows[p.pkt.flow as usize].acct[dir_index(p.pkt.dir)].in_flight += 1;
+            for p in a.egress.packets().chain(a.ingress.packets()) {
+                self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
@@ -1620,4 +1134,12 @@ impl Simulator {
 /// A time in seconds, as NS-2 holds it.
 fn secs(t: Time) -> f64 {
     t.as_nanos() as f64 / 1e9
+}
+
+fn stage_event(idx: usize, egress: bool) -> Event {
+    if egress {
+        Event::Egress(idx as u32)
+    } else {
+        Event::Ingress(idx as u32)
+    }
 }

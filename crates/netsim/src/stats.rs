@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::Time;
 
-/// Why a packet was dropped (`spec/variants.md`, Metrics).
+/// Why a packet was dropped (`docs/simulator.md`, "Drop causes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DropCause {
     /// The queue was full (DropTail overflow, RED forced drop on the hard limit).

@@ -35,7 +35,7 @@ pub fn packet(seq: i64, size: u32) -> Packet {
     }
 }
 
-/// Seed 004's multi-bottleneck topology (spec/seed-topologies.md), as
+/// Seed 004's multi-bottleneck topology (`docs/simulator.md`, "Seed 004's topology"), as
 /// validation/ns2/seed004_udp.tcl and tcp_seed004.tcl build it: nodes n0 … n9, added in that
 /// order, and nine duplex links with 10 ms delay (the 2 Mb/s n5–n6 link is the tightest).
 /// Returns the node ids, indexed by node number.

@@ -1,7 +1,8 @@
 //! Packet traces: NS-2's `trace-all` line format (writer and parser) and CSV, plus a reader
 //! that feeds NS-2 traces into the same [`FlowRecorder`]s the simulator uses.
 //!
-//! NS-2 line (spec B10, trace.cc without the TCP header option):
+//! NS-2 line (`trace.cc` without the TCP header option; fields in `docs/simulator.md`,
+//! "Trace line"):
 //! `r 0.02833 2 3 tcpFriend 1032 ------- 1 0.0 3.0 0 0` — event, time (rounded to 1 µs and
 //! printed with `%.15g`), link from/to nodes, type, size, 7 flags, fid, `node.port` source
 //! and destination, sequence number, unique id.

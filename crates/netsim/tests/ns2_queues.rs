@@ -155,7 +155,8 @@ fn droptail_limit_semantics_match_ns2_exactly() {
     let flows = [(500, 1.5, false)];
     let (res, mine) = run("DropTail", 10, 0.0, 5.0, &flows, 1);
     let v = view(&mine, 5.0);
-    // NS-2 B8: limit 10 holds at most 9 waiting packets plus the one in transmission.
+    // NS-2 (`docs/simulator.md`, "Queues"): limit 10 holds at most 9 waiting packets plus the
+    // one in transmission.
     assert_eq!(v.max_pkts, 9);
     let link = &res.links[2].stats;
     assert_eq!(link.queue_packets.max(), 9);
@@ -165,9 +166,7 @@ fn droptail_limit_semantics_match_ns2_exactly() {
     // flight at the end, are dropped.
     assert_eq!(res.flows[0].forward.sent_packets, 1876);
     assert!(v.drops[1] > 600 && v.drops[1] < 630, "drops {}", v.drops[1]);
-    if !common::ns_available("droptail_limit_semantics_match_ns2_exactly") {
-        return;
-    }
+    common::require_ns("droptail_limit_semantics_match_ns2_exactly");
     let theirs = ns("DropTail", 10, 0.0, 5.0, &flows);
     for (i, (a, b)) in mine.lines().zip(theirs.lines()).enumerate() {
         assert_eq!(a, b, "first difference at line {}", i + 1);
@@ -202,9 +201,7 @@ fn red_overload_agrees_with_ns2() {
         let frac = |i: usize| v.drops[i] as f64 / res.flows[i - 1].forward.sent_packets as f64;
         assert!(frac(1) > 2.0 * frac(2), "{} vs {}", frac(1), frac(2));
     }
-    if !common::ns_available("red_overload_agrees_with_ns2") {
-        return;
-    }
+    common::require_ns("red_overload_agrees_with_ns2");
     let theirs = view(&ns("RED", 50, 0.0, secs, &flows), secs);
     let mean = |f: &dyn Fn(&LinkView) -> f64| {
         runs.iter().map(|(_, v)| f(v)).sum::<f64>() / runs.len() as f64
@@ -253,9 +250,7 @@ fn bernoulli_loss_rate_agrees_with_ns2() {
     let sd = (sent * p * (1.0 - p)).sqrt();
     assert!((lost - sent * p).abs() <= 4.0 * sd, "lost {lost} of {sent}");
     assert_eq!(view(&mine, secs).drops[1] as f64, lost);
-    if !common::ns_available("bernoulli_loss_rate_agrees_with_ns2") {
-        return;
-    }
+    common::require_ns("bernoulli_loss_rate_agrees_with_ns2");
     let theirs = view(&ns("DropTail", 50, p, secs, &flows), secs);
     let ns_lost = theirs.drops[1] as f64;
     assert!(

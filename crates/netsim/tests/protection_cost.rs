@@ -5,7 +5,7 @@
 use core::time::Duration;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
-use netsim::sim::ProtectionCost;
+use netsim::ProtectionCost;
 use netsim::{BuildError, LinkConfig, NetworkBuilder, RunResults, StatsConfig, Time};
 
 fn us(x: u64) -> Duration {

@@ -205,9 +205,7 @@ fn adaptive_red_agrees_with_ns2_adaptive() {
         // Adaptive RED moves max_p off its initial 0.1.
         assert!((v.mean_max_p - 0.1).abs() > 0.005, "{v:?}");
     }
-    if !common::ns_available("adaptive_red_agrees_with_ns2_adaptive") {
-        return;
-    }
+    common::require_ns("adaptive_red_agrees_with_ns2_adaptive");
     let theirs = ns2_view();
     eprintln!("NS-2 Adaptive RED: {theirs:?}");
     for v in &runs {

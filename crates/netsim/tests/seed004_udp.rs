@@ -1,5 +1,6 @@
 //! Seed 004 case 2 (Tables 7 and 8): two 210-byte UDP CBR flows over the 10-node
-//! multi-bottleneck topology (spec/seed-topologies.md), 100 s, rates 0.5 … 10 Mb/s.
+//! multi-bottleneck topology (`docs/simulator.md`, "Seed 004's topology"), 100 s, rates
+//! 0.5 … 10 Mb/s.
 //!
 //! These runs are deterministic, so netsim must reproduce NS-2.35 (run here, from
 //! validation/ns2/seed004_udp.tcl) and the paper's printed rows.
@@ -98,11 +99,11 @@ fn sent_bytes_paper(rate_mbps: f64) -> u64 {
     ((100.0 / interval).ceil() as u64) * 210
 }
 
-/// One netsim run per rate, checked against the paper and (when `ns` is installed) against
-/// NS-2.35 running validation/ns2/seed004_udp.tcl.
+/// One netsim run per rate, checked against the paper and against NS-2.35 running
+/// validation/ns2/seed004_udp.tcl.
 #[test]
 fn matches_the_paper_and_ns2() {
-    let ns = common::ns_available("seed004_udp::matches_the_paper_and_ns2");
+    common::require_ns("seed004_udp::matches_the_paper_and_ns2");
     let flows = [
         Ns2Flow {
             fid: 1,
@@ -134,9 +135,6 @@ fn matches_the_paper_and_ns2() {
                 );
             }
         }
-        if !ns {
-            continue;
-        }
         let theirs = common::ns_recorders("seed004_udp.tcl", &[&rate.to_string(), "-"], &flows);
         for (flow, (mine, theirs)) in got.iter().zip(&theirs).enumerate() {
             let what = format!("{rate} Mb/s flow {} vs NS-2", ["A", "B"][flow]);
@@ -160,9 +158,7 @@ fn matches_the_paper_and_ns2() {
 /// is byte-for-byte NS-2's, with queues overflowing (2 and 6 Mb/s, 3 s).
 #[test]
 fn trace_all_is_identical_to_ns2() {
-    if !common::ns_available("seed004_udp::trace_all_is_identical_to_ns2") {
-        return;
-    }
+    common::require_ns("seed004_udp::trace_all_is_identical_to_ns2");
     for rate in ["2", "6"] {
         let theirs = common::ns_output("seed004_udp.tcl", &[rate, "-", "all", "3"]);
         let buf = common::SharedBuf::default();

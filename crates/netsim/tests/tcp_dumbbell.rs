@@ -148,9 +148,7 @@ fn throughput_bps(s: &TcpTraceStats, secs: u32) -> f64 {
 /// 10 Mb/2 ms for 100 s. Throughput within 2% and drop count within 10% of NS-2.
 #[test]
 fn newreno_dumbbell_matches_ns2() {
-    if !common::ns_available("tcp_dumbbell::newreno_dumbbell_matches_ns2") {
-        return;
-    }
+    common::require_ns("tcp_dumbbell::newreno_dumbbell_matches_ns2");
     let sc = Dumbbell::issue3();
     let (ns, boot) = sc.ns2();
     let (mine, st, _) = sc.netsim(Some(boot), 1);
@@ -222,9 +220,7 @@ fn window_limited_tahoe_matches_ns2_exactly() {
         (count - expect).abs() <= 20.0,
         "window-limited: {count} packets in 20 s, expected {expect:.1} ± 20"
     );
-    if !common::ns_available("tcp_dumbbell::window_limited_tahoe_matches_ns2_exactly") {
-        return;
-    }
+    common::require_ns("tcp_dumbbell::window_limited_tahoe_matches_ns2_exactly");
     let (ns, _) = sc.ns2();
     assert_eq!(mine.data_sent, ns.data_sent, "sent");
     assert_eq!(mine.data_received, ns.data_received, "received");
@@ -239,9 +235,7 @@ fn window_limited_tahoe_matches_ns2_exactly() {
 /// trace's 1 µs.
 #[test]
 fn drop_lists_match_ns2_exactly() {
-    if !common::ns_available("tcp_dumbbell::drop_lists_match_ns2_exactly") {
-        return;
-    }
+    common::require_ns("tcp_dumbbell::drop_lists_match_ns2_exactly");
     let burst = |from: u64, n: u64| from..from + n;
     let lists: Vec<(u32, Vec<u64>)> = vec![
         // SYN lost (3 s timeout, window of one after), one loss, a pair, a burst of four.

@@ -86,9 +86,7 @@ fn check(variant: TcpVariant, ns2_name: &str) {
     );
     assert!(events > 100, "enough loss events to measure p");
     within("throughput vs the Padhye model", thr, model_bps, 0.30);
-    if !common::ns_available("tcp_loss") {
-        return;
-    }
+    common::require_ns("tcp_loss");
     let args = [
         ns2_name, "1000", "300", "0.01", "1500000", "20ms", "TCPSink",
     ];

@@ -1,5 +1,6 @@
 //! Seed 004 case 1 (Tables 1 and 2): two FTP/TCP flows, n0 → n8 and n1 → n9, over the
-//! 10-node multi-bottleneck topology (spec/seed-topologies.md), window_ 10 … 100, 100 s.
+//! 10-node multi-bottleneck topology (`docs/simulator.md`, "Seed 004's topology"),
+//! window_ 10 … 100, 100 s.
 //!
 //! "TCP" there is NS-2's default `Agent/TCP` (Tahoe) with `TCPSink`, packetSize_ 1000 and NS-2
 //! defaults otherwise: NS-2.35 (validation/ns2/tcp_seed004.tcl) reproduces every printed row.
@@ -166,18 +167,12 @@ fn compare_with_ns2(window: u32, variant: TcpVariant) -> Vec<TcpTraceStats> {
 
 /// Tahoe against NS-2 and the paper, windows `windows`.
 fn tahoe_rows(windows: &[u32]) {
-    let ns = common::ns_available("tcp_seed004");
+    common::require_ns("tcp_seed004");
     for &(window, sent, received, loss, delay, jitter) in &TABLE1 {
         if !windows.contains(&window) {
             continue;
         }
-        let got = if ns {
-            compare_with_ns2(window, TcpVariant::Tahoe)
-        } else {
-            // Without NS-2, the boot times NS-2 draws for this script (MRG32k3a default
-            // seed, third and fourth draws: two agents created, then reset at run).
-            netsim_run(window, TcpVariant::Tahoe, [0.000142046604, 0.000881226710])
-        };
+        let got = compare_with_ns2(window, TcpVariant::Tahoe);
         let a = &got[0];
         let what = format!("window {window} flow 1");
         assert_eq!(a.data_sent * 1000, sent, "{what}: sent bytes");
@@ -213,9 +208,7 @@ fn tahoe_windows_80_to_100() {
 /// equal to the paper while nothing is dropped (window ≤ 40 in NS-2).
 #[test]
 fn newreno_beside() {
-    if !common::ns_available("tcp_seed004::newreno_beside") {
-        return;
-    }
+    common::require_ns("tcp_seed004::newreno_beside");
     for window in [10, 40, 50, 100] {
         let got = compare_with_ns2(window, TcpVariant::NewReno);
         let paper = TABLE1.iter().find(|r| r.0 == window).expect("row");

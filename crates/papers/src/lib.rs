@@ -371,7 +371,7 @@ pub trait Paper: Sync {
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String>;
 }
 
-/// A paper in the registry; `paper` is `None` until its module exists.
+/// A paper in the registry.
 #[derive(Clone, Copy)]
 pub struct Entry {
     /// `seed-000` … `seed-004`.
@@ -379,37 +379,36 @@ pub struct Entry {
     /// Authors and title.
     pub title: &'static str,
     /// The module.
-    pub paper: Option<&'static dyn Paper>,
+    pub paper: &'static dyn Paper,
 }
 
-/// The five seed papers, in order. A paper not yet implemented is listed with `paper: None`
-/// and shows as "not implemented yet" in the index.
+/// The five seed papers, in order.
 pub fn registry() -> Vec<Entry> {
     vec![
         Entry {
             id: "seed-000",
             title: seed000::Seed000.title(),
-            paper: Some(&seed000::Seed000),
+            paper: &seed000::Seed000,
         },
         Entry {
             id: "seed-001",
             title: seed001::Seed001.title(),
-            paper: Some(&seed001::Seed001),
+            paper: &seed001::Seed001,
         },
         Entry {
             id: "seed-002",
             title: seed002::Seed002.title(),
-            paper: Some(&seed002::Seed002),
+            paper: &seed002::Seed002,
         },
         Entry {
             id: "seed-003",
             title: seed003::Seed003.title(),
-            paper: Some(&seed003::Seed003),
+            paper: &seed003::Seed003,
         },
         Entry {
             id: "seed-004",
             title: seed004::Seed004.title(),
-            paper: Some(&seed004::Seed004),
+            paper: &seed004::Seed004,
         },
     ]
 }
@@ -812,9 +811,7 @@ pub fn reproduce(
     }
     let mut prepared = Vec::new();
     for e in selected {
-        if let Some(p) = e.paper {
-            prepared.push(prepare(*e, p, opts)?);
-        }
+        prepared.push(prepare(*e, e.paper, opts)?);
     }
     let seeds = opts.budget.seed_list();
     let mut tasks = Vec::new();
@@ -924,9 +921,7 @@ mod tests {
             ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"]
         );
         for e in registry() {
-            if let Some(p) = e.paper {
-                assert_eq!(p.id(), e.id);
-            }
+            assert_eq!(e.paper.id(), e.id);
         }
         assert!(select(&["seed-9".into()]).is_err());
         assert_eq!(select(&["seed-004".into()]).unwrap().len(), 1);

@@ -230,10 +230,7 @@ fn delta_pct(measured: f64, printed: f64) -> Value {
 }
 
 /// `f` of the TFRC flow's final state (`summary.json` `tfrc[0]`).
-fn tfrc_state<T>(
-    r: &RunResult,
-    f: impl Fn(&lab::variant_metrics::TfrcSummary) -> T,
-) -> Result<T, String> {
+fn tfrc_state<T>(r: &RunResult, f: impl Fn(&lab::summary::TfrcSummary) -> T) -> Result<T, String> {
     r.summary
         .tfrc
         .iter()
@@ -367,8 +364,12 @@ impl Paper for Seed002 {
                 claims.push(
                     Claim::new(
                         format!("{}-{p}-total-gain", m.id()),
-                        "\"the total throughput of the network has increased\" (Table 2: 4596 → \
-                         4662 kb/s)",
+                        format!(
+                            "\"the total throughput of the network has increased\" (Table 2: {} \
+                             → {} kb/s)",
+                            printed_text("1", Q::Total)?,
+                            printed_text("2", Q::Total)?
+                        ),
                         format!(
                             "relative change of the total throughput (TFRC + TCP), improved vs \
                              original, {tag}"
@@ -460,7 +461,7 @@ impl Paper for Seed002 {
         };
         let mean_state = |m: Model,
                           cfg: &str,
-                          f: &dyn Fn(&lab::variant_metrics::TfrcSummary) -> f64|
+                          f: &dyn Fn(&lab::summary::TfrcSummary) -> f64|
          -> Result<f64, String> {
             Ok(mean_of(
                 &results.per_seed(m.id(), cfg, |r| tfrc_state(r, f))?,
@@ -491,21 +492,25 @@ impl Paper for Seed002 {
         let numbers =
             format!(
             "With plain 5% packet loss the TFRC flow (ns2 profile) gets {:.0} kb/s against the \
-             paper's 2917: its loss event rate ends near p = {:.3} with R = {:.1} ms, where its \
-             allowed rate X ends at {:.0} kb/s. TCP gets {:.0} kb/s (paper 1679) and the two \
-             flows carry {:.0} kb/s in total (paper 4596) of the 5 Mb/s core. With link-layer \
+             paper's {}: its loss event rate ends near p = {:.3} with R = {:.1} ms, where its \
+             allowed rate X ends at {:.0} kb/s. TCP gets {:.0} kb/s (paper {}) and the two \
+             flows carry {:.0} kb/s in total (paper {}) of the 5 Mb/s core. With link-layer \
              retransmission a frame is dropped only after 8 lost attempts (0.05⁸ ≈ 4·10⁻¹¹), so \
              both flows meet only the DropTail core: TFRC gets {:.0} kb/s, TCP {:.0} kb/s, a \
-             ratio of {:.2} (paper 1.73), {:.0} kb/s in total.",
+             ratio of {:.2} (paper {}), {:.0} kb/s in total.",
             mean_q(Model::Bernoulli, &orig_ns2, Q::Tfrc)?,
+            printed_text("1", Q::Tfrc)?,
             mean_state(Model::Bernoulli, &orig_ns2, &|t| t.p)?,
             mean_state(Model::Bernoulli, &orig_ns2, &|t| t.rtt_s.unwrap_or(f64::NAN))? * 1e3,
             mean_state(Model::Bernoulli, &orig_ns2, &|t| t.x_bps)? / 1e3,
             mean_q(Model::Bernoulli, &orig_ns2, Q::Tcp)?,
+            printed_text("1", Q::Tcp)?,
             mean_q(Model::Bernoulli, &orig_ns2, Q::Total)?,
+            printed_text("1", Q::Total)?,
             mean_q(Model::Arq, &orig_ns2, Q::Tfrc)?,
             mean_q(Model::Arq, &orig_ns2, Q::Tcp)?,
             mean_q(Model::Arq, &orig_ns2, Q::Ratio)?,
+            printed_text("1", Q::Ratio)?,
             mean_q(Model::Arq, &orig_ns2, Q::Total)?,
         );
         let scale = format!(
@@ -652,7 +657,7 @@ impl Paper for Seed002 {
                         Value::Text(s.label().into()),
                     ];
                     if s.classifies() {
-                        let cell = |f: fn(&lab::variant_metrics::Confusion) -> f64| {
+                        let cell = |f: fn(&lab::probes::Confusion) -> f64| {
                             col(&|r: &RunResult| {
                                 tfrc_state(r, |t| t.confusion.as_ref().map(f))?
                                     .ok_or_else(|| format!("{}: no confusion matrix", r.label()))
@@ -750,13 +755,15 @@ impl Paper for Seed002 {
             confusion = confusion.text(format!(
                 "{} (ns2 profile): the classifier called {} (with η > 1.1: {}); TCP got \
                  {:.0} kb/s beside the improved TFRC ({:.0} with η > 1.1) against {:.0} kb/s \
-                 beside the original (paper: 1614 and 1679).",
+                 beside the original (paper: {} and {}).",
                 m.label(),
                 calls(m, &imp_ns2)?,
                 calls(m, &low_ns2)?,
                 mean_q(m, &imp_ns2, Q::Tcp)?,
                 mean_q(m, &low_ns2, Q::Tcp)?,
                 mean_q(m, &orig_ns2, Q::Tcp)?,
+                printed_text("2", Q::Tcp)?,
+                printed_text("1", Q::Tcp)?,
             ));
         }
 
@@ -831,13 +838,15 @@ impl Paper for Seed002 {
             ),
         ];
         let summary = format!(
-            "{}; improved TFRC (ns2, ARQ): TFRC {:.0} vs TCP {:.0} kb/s (paper 3048 vs 1614)",
+            "{}; improved TFRC (ns2, ARQ): TFRC {:.0} vs TCP {:.0} kb/s (paper {} vs {})",
             match better {
                 Some(m) => format!("Table 2 fits the {} model", m.label()),
                 None => "neither wireless model fits Table 2".into(),
             },
             mean_q(Model::Arq, &imp_ns2, Q::Tfrc)?,
             imp_arq,
+            printed_text("2", Q::Tfrc)?,
+            printed_text("2", Q::Tcp)?,
         );
         Ok(PaperReport {
             summary,

@@ -6,7 +6,7 @@
 //! and packet loss, and claims the combined scheme outperforms the others "up to 5% for
 //! throughput efficiency and up to 20% on packet loss" (abstract). Only its front matter
 //! survives, so everything here is a **reconstruction**: the variants follow
-//! `spec/variants.md` V1–V3 (`docs/variants.md`), and the topology is a chosen dumbbell
+//! `docs/variants.md` (V1–V3), and the topology is a chosen dumbbell
 //! (`scenarios/seeds/seed-003/wired.toml`). tfrclab also runs the same comparison on a lossy
 //! path (`lossy.toml`, 5% random loss on the bottleneck), where Veno is meant to help. Both TFRC
 //! profiles run. Every number comes from replicated runs (random start offsets per seed).

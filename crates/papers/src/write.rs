@@ -538,9 +538,7 @@ pub fn write_paper(
 
 /// What the index says about a registry entry.
 pub fn status(entry: &Entry, selected: &[Entry], outcome: &Outcome) -> String {
-    if entry.paper.is_none() {
-        "not implemented yet".into()
-    } else if !selected.iter().any(|e| e.id == entry.id) {
+    if !selected.iter().any(|e| e.id == entry.id) {
         "not run".into()
     } else if outcome.papers.iter().any(|p| p.entry.id == entry.id) {
         "report".into()

@@ -24,6 +24,7 @@ pub mod html;
 pub mod scale;
 pub mod svg;
 pub mod tables;
+pub mod text;
 
 #[cfg(test)]
 mod tests;

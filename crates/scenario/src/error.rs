@@ -112,28 +112,94 @@ impl fmt::Display for ScenarioError {
             if i > 0 {
                 writeln!(f)?;
             }
+            let file = escape(&self.file);
+            let message = escape(&p.message);
             if p.line == 0 {
-                write!(f, "{}: {}", self.file, p.message)?;
+                write!(f, "{file}: {message}")?;
             } else {
-                write!(f, "{}:{}:{}: {}", self.file, p.line, p.column, p.message)?;
+                write!(f, "{file}:{}:{}: {message}", p.line, p.column)?;
             }
             if let Some(src) = &p.source_line {
                 let gutter = p.line.to_string().len();
-                write!(f, "\n {:>gutter$} | {}", p.line, src)?;
+                // The caret sits under the escaped text, so count the escaped prefix.
+                let before: String = src.chars().take(p.column.saturating_sub(1)).collect();
+                let marked: String = src
+                    .chars()
+                    .skip(p.column.saturating_sub(1))
+                    .take(p.width)
+                    .collect();
+                write!(f, "\n {:>gutter$} | {}", p.line, escape(src))?;
                 write!(
                     f,
                     "\n {:>gutter$} | {}{}",
                     "",
-                    " ".repeat(p.column.saturating_sub(1)),
-                    "^".repeat(p.width)
+                    " ".repeat(escape(&before).chars().count()),
+                    "^".repeat(escape(&marked).chars().count().max(1))
                 )?;
             }
             if let Some(exp) = &p.expected {
-                write!(f, "\n  expected: {exp}")?;
+                write!(f, "\n  expected: {}", escape(exp))?;
             }
         }
         Ok(())
     }
+}
+
+/// `text` with control characters (NUL, ESC, …) written as `\u{..}` escapes, so that a crafted
+/// file cannot write terminal escape sequences through an error message. Tabs stay.
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// "did you mean `x`?" for a serde message "unknown field `y`, expected one of `a`, `b`, …"
+/// (or "unknown variant"), when one expected name is within a small edit distance of `y`.
+pub fn did_you_mean(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))?;
+    let (given, rest) = rest.split_once('`')?;
+    let (_, expected) = rest.split_once("expected")?;
+    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    closest(given, &candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+/// The candidate nearest to `given` by edit distance, if near enough: at most 1 edit for
+/// short names, about a third of the name for longer ones.
+pub fn closest<'a>(given: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let limit = (given.chars().count() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(given, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters; names are short, so the quadratic table is fine.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 impl std::error::Error for ScenarioError {}
@@ -158,5 +224,27 @@ mod tests {
         assert!(s.starts_with("f.toml:2:6: bad"), "{s}");
         assert!(s.contains("     ^^^"), "{s}");
         assert!(s.ends_with("expected: good"), "{s}");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let text = "name = \"a\u{1b}[31mb\"\n";
+        let e = ScenarioError::at("f\u{0}.toml", text, Some(7..16), "bad \u{0}".into(), None);
+        let s = e.to_string();
+        assert!(!s.chars().any(|c| c.is_control() && c != '\n'), "{s:?}");
+        assert!(s.contains("\\u{1b}") && s.contains("bad \\u{0}"), "{s}");
+        // The caret still starts under the value's opening quote.
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[1].find('"'), lines[2].find('^'), "{s}");
+    }
+
+    #[test]
+    fn suggests_a_near_key() {
+        let m =
+            "unknown field `bottelneck_delay`, expected one of `kind`, `bottleneck_delay`, `queue`";
+        assert_eq!(did_you_mean(m).unwrap(), "did you mean `bottleneck_delay`?");
+        let far = "unknown field `colour`, expected one of `kind`, `queue`";
+        assert_eq!(did_you_mean(far), None);
+        assert_eq!(closest("tcp", &["tfrc", "udp", "tcp"]), Some("tcp"));
     }
 }

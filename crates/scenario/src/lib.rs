@@ -69,7 +69,7 @@ pub struct Protection {
 impl Default for Protection {
     /// About 4.3 µs per 1000-byte packet, split evenly: ChaCha20-Poly1305 as measured in
     /// `docs/protection.md`. The same value as the simulator's own default
-    /// (`netsim::sim::ProtectionCost`), which a `lab` test checks.
+    /// (`netsim::ProtectionCost`), which a `lab` test checks.
     fn default() -> Self {
         Protection {
             seal: Duration::from_nanos(2150),
@@ -136,7 +136,7 @@ pub enum Queue {
     },
 }
 
-/// NS-2 Queue/RED parameters (`spec/tfrc-reference.md` B8) and the variant policies
+/// NS-2 Queue/RED parameters (`docs/ns2-reference.md` §3) and the variant policies
 /// (`docs/variants.md`). `None` thresholds and weight mean NS-2's automatic configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedParams {
@@ -405,12 +405,29 @@ pub struct Event {
 }
 
 /// What happens to a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LinkAction {
     /// `action = "down"`: both directions fail; routes are recomputed.
     Down,
     /// `action = "up"`.
     Up,
+    /// `action = "set"`: new parameters for both directions (of a duplex link); packets
+    /// already being transmitted or propagating keep the ones they were sent with.
+    Set(LinkSet),
+}
+
+/// The parameters an `action = "set"` event changes; `None` keeps the current value.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkSet {
+    /// `bandwidth`, bit/s.
+    pub bandwidth_bps: Option<f64>,
+    /// `delay`.
+    pub delay: Option<Duration>,
+    /// `queue_limit` (NS-2 `limit_`; packets already waiting stay).
+    pub queue_limit: Option<u32>,
+    /// `loss_rate`: the new rate of the link's bernoulli `[links.loss]`, in the directions
+    /// that model applies to.
+    pub loss_rate: Option<f64>,
 }
 
 /// `[validate]` tolerances (relative unless named `_abs`).
@@ -472,8 +489,8 @@ impl Scenario {
                 None,
             )],
         })?;
-        let text = overrides::apply(&file, &text, sets)?;
-        Self::parse(&file, &text)
+        let edited = overrides::apply(&file, &text, sets)?;
+        Self::parse(&file, &edited).map_err(|e| overrides::attribute(e, &text, &edited, sets))
     }
 
     /// Validate scenario text; `file` names it in errors.

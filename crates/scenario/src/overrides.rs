@@ -48,6 +48,76 @@ pub fn apply(file: &str, text: &str, sets: &[(String, String)]) -> Result<String
     Ok(doc.to_string())
 }
 
+/// Point the problems of an edited file back at their origin: a problem on a line that an
+/// override wrote names that `--set` (its line is not in the file), and every other problem
+/// gets the file's own line number (an override that adds a key shifts the lines after it).
+pub fn attribute(
+    mut err: ScenarioError,
+    original: &str,
+    edited: &str,
+    sets: &[(String, String)],
+) -> ScenarioError {
+    if sets.is_empty() {
+        return err;
+    }
+    let orig: Vec<&str> = original.lines().collect();
+    let new: Vec<&str> = edited.lines().collect();
+    // Walk both texts: equal lines map; a differing line replaced the file's line when the
+    // next lines line up again, else it was inserted.
+    enum Origin {
+        Same(usize),
+        Replaced(usize),
+        Inserted,
+    }
+    let mut map: Vec<Origin> = Vec::with_capacity(new.len());
+    let mut j = 0;
+    for (i, line) in new.iter().enumerate() {
+        if orig.get(j) == Some(line) {
+            map.push(Origin::Same(j));
+            j += 1;
+        } else if new.get(i + 1).is_some() && new.get(i + 1) == orig.get(j + 1) {
+            map.push(Origin::Replaced(j));
+            j += 1;
+        } else {
+            map.push(Origin::Inserted);
+        }
+    }
+    let naming = |line: &str| {
+        let key = line.split('=').next().unwrap_or("").trim();
+        sets.iter()
+            .find(|(k, _)| k.rsplit('.').next() == Some(key))
+            .or(sets.last())
+            .map(|(k, v)| format!("--set {k}={v}"))
+            .unwrap_or_default()
+    };
+    for p in &mut err.problems {
+        if p.line == 0 || p.line > map.len() {
+            continue;
+        }
+        let edited_line = new[p.line - 1];
+        match map[p.line - 1] {
+            Origin::Same(j) => p.line = j + 1,
+            // The file's line that the override replaced: shown with the override named.
+            Origin::Replaced(j) => {
+                p.message = format!("{}: {}", naming(edited_line), p.message);
+                p.line = j + 1;
+                p.source_line = Some(orig[j].to_string());
+                p.column = 1;
+                p.width = orig[j].chars().count().max(1);
+            }
+            // A line only the override wrote: there is nothing in the file to point at.
+            Origin::Inserted => {
+                p.message = format!("{}: {}", naming(edited_line), p.message);
+                p.line = 0;
+                p.column = 0;
+                p.source_line = None;
+                p.width = 0;
+            }
+        }
+    }
+    err
+}
+
 fn set(root: &mut Table, key: &str, value: Value) -> Result<(), String> {
     let parts: Vec<&str> = key.split('.').collect();
     let mut table: &mut Table = root;

@@ -18,6 +18,9 @@ const BANDWIDTH_HINT: &str =
 struct Ctx<'a> {
     text: &'a str,
     problems: Vec<Problem>,
+    /// The topology generator failed, so nodes and links it would have made are missing:
+    /// names that refer to them are not reported as unknown (one error, not a cascade).
+    topology_failed: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -182,11 +185,15 @@ impl NodeTable {
 }
 
 pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
-    let raw: RawScenario = toml::from_str(text)
-        .map_err(|e| ScenarioError::at(file, text, e.span(), e.message().to_string(), None))?;
+    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+        let message = e.message().to_string();
+        let hint = super::error::did_you_mean(&message);
+        ScenarioError::at(file, text, e.span(), message, hint)
+    })?;
     let mut cx = Ctx {
         text,
         problems: Vec::new(),
+        topology_failed: false,
     };
 
     // Top level.
@@ -253,8 +260,12 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let mut links: Vec<Link> = Vec::new();
     let mut link_spans: Vec<Range<usize>> = Vec::new();
     if let Some(topo) = &raw.topology {
+        let before = cx.problems.len();
         expand_topology(&mut cx, topo, &mut nodes, &mut links, &mut link_spans);
+        cx.topology_failed = cx.problems.len() > before;
     }
+    // `[links.trace]` steps, turned into `set` events below: (link index, at, bit/s).
+    let mut trace_steps: Vec<(usize, Duration, f64)> = Vec::new();
     for l in &raw.links {
         let span = l.span();
         let l = l.get_ref();
@@ -286,6 +297,10 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             Some(n) => n.get_ref().clone(),
             None => format!("{}-{}", l.from.get_ref(), l.to.get_ref()),
         };
+        if let Some(t) = &l.trace {
+            let steps = capacity_trace(&mut cx, file, &t.get_ref().file);
+            trace_steps.extend(steps.into_iter().map(|(at, b)| (links.len(), at, b)));
+        }
         links.push(Link {
             name,
             from,
@@ -340,6 +355,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     for n in &raw.nodes {
         match nodes.index.get(n.name.get_ref()) {
             Some(&i) => untrusted[i] = n.untrusted.unwrap_or(false),
+            None if cx.topology_failed => {}
             None => cx.err(
                 n.name.span(),
                 format!("unknown node \"{}\"", n.name.get_ref()),
@@ -424,20 +440,44 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                 "`at` no later than `duration`".to_string(),
             );
         }
+        let link_at = link_index.get(e.link.get_ref()).copied();
         let action = match e.action.get_ref().as_str() {
-            "down" => Some(LinkAction::Down),
-            "up" => Some(LinkAction::Up),
+            "down" | "up" => {
+                // Parameters belong to `set` only.
+                let extra = [
+                    ("bandwidth", e.bandwidth.as_ref().map(|v| v.span())),
+                    ("delay", e.delay.as_ref().map(|v| v.span())),
+                    ("queue_limit", e.queue_limit.as_ref().map(|v| v.span())),
+                    ("loss_rate", e.loss_rate.as_ref().map(|v| v.span())),
+                ];
+                for (key, span) in extra {
+                    if let Some(span) = span {
+                        cx.err(
+                            span,
+                            format!("`{key}` with action = \"{}\"", e.action.get_ref()),
+                            "action = \"set\" to change a link's parameters".to_string(),
+                        );
+                    }
+                }
+                if e.action.get_ref() == "down" {
+                    Some(LinkAction::Down)
+                } else {
+                    Some(LinkAction::Up)
+                }
+            }
+            "set" => link_set(&mut cx, e, link_at.map(|i| &links[i])),
             other => {
                 cx.err(
                     e.action.span(),
                     format!("unknown action \"{other}\""),
-                    "\"down\" or \"up\"".to_string(),
+                    "\"down\", \"up\" or \"set\"".to_string(),
                 );
                 None
             }
         };
-        let link = match link_index.get(e.link.get_ref()) {
-            Some(&i) => Some(i),
+        let link = match link_at {
+            Some(i) => Some(i),
+            None if cx.topology_failed => None,
             None => {
                 let mut names: Vec<&str> = links.iter().map(|l| l.name.as_str()).collect();
                 names.truncate(20);
@@ -451,6 +491,19 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         };
         if let (Some(action), Some(link)) = (action, link) {
             events.push(Event { at, action, link });
+        }
+    }
+    for (link, at, bps) in trace_steps {
+        // Steps after the end of the run never happen.
+        if at <= duration {
+            events.push(Event {
+                at,
+                action: LinkAction::Set(LinkSet {
+                    bandwidth_bps: Some(bps),
+                    ..LinkSet::default()
+                }),
+                link,
+            });
         }
     }
     events.sort_by_key(|e| e.at);
@@ -917,6 +970,149 @@ fn red_variants(cx: &mut Ctx<'_>, kind: &str, r: Option<&RawRed>, p: &mut RedPar
     };
 }
 
+/// The steps of a capacity trace: a CSV file (relative to the scenario file `scenario`) whose
+/// rows are `time_s,bandwidth`, the bandwidth in bit/s or with a unit ("5Mbps"); a first row
+/// that does not start with a number is a header. Times must not decrease.
+fn capacity_trace(
+    cx: &mut Ctx<'_>,
+    scenario: &str,
+    file: &Spanned<String>,
+) -> Vec<(Duration, f64)> {
+    let path = std::path::Path::new(scenario)
+        .parent()
+        .unwrap_or(std::path::Path::new(""))
+        .join(file.get_ref());
+    let fail = |cx: &mut Ctx<'_>, what: String, expected: &str| {
+        cx.err(
+            file.span(),
+            format!("capacity trace {}: {what}", path.display()),
+            expected.to_string(),
+        );
+    };
+    const ROW: &str =
+        "rows `time_s,bandwidth`, e.g. `20,5Mbps` (bandwidth in bit/s or with a unit)";
+    let mut reader = match csv::ReaderBuilder::new()
+        .has_headers(false)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .flexible(true)
+        .from_path(&path)
+    {
+        Ok(r) => r,
+        Err(e) => {
+            fail(cx, format!("cannot read it: {e}"), "a readable CSV file");
+            return Vec::new();
+        }
+    };
+    let mut steps: Vec<(Duration, f64)> = Vec::new();
+    for (i, rec) in reader.records().enumerate() {
+        let line = i + 1;
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                fail(cx, format!("line {line}: {e}"), ROW);
+                return Vec::new();
+            }
+        };
+        let time = rec.get(0).unwrap_or("");
+        let first_is_number = time.parse::<f64>().is_ok();
+        if i == 0 && !first_is_number {
+            continue; // header
+        }
+        if rec.len() != 2 {
+            fail(cx, format!("line {line} has {} fields", rec.len()), ROW);
+            return Vec::new();
+        }
+        let t = match time.parse::<f64>() {
+            Ok(t) if t.is_finite() && (0.0..=1e9).contains(&t) => t,
+            _ => {
+                fail(
+                    cx,
+                    format!("line {line}: time `{time}` is not a time in seconds"),
+                    ROW,
+                );
+                return Vec::new();
+            }
+        };
+        let text = rec.get(1).unwrap_or("");
+        let bps = match units::parse_bandwidth(text) {
+            Ok(b) if b.is_finite() && b > 0.0 => b,
+            _ => {
+                fail(
+                    cx,
+                    format!("line {line}: `{text}` is not a positive bandwidth"),
+                    ROW,
+                );
+                return Vec::new();
+            }
+        };
+        let at = Duration::from_nanos((t * 1e9).round() as u64);
+        if steps.last().is_some_and(|&(prev, _)| at < prev) {
+            fail(
+                cx,
+                format!("line {line}: time {t} s is before the previous row's"),
+                "times that never decrease",
+            );
+            return Vec::new();
+        }
+        steps.push((at, bps));
+    }
+    if steps.is_empty() {
+        fail(cx, "no rows".to_string(), ROW);
+    }
+    steps
+}
+
+/// An `action = "set"` event's parameters: at least one, each valid; `loss_rate` only on a
+/// link with a bernoulli loss model.
+fn link_set(cx: &mut Ctx<'_>, e: &RawEvent, link: Option<&Link>) -> Option<LinkAction> {
+    let mut set = LinkSet::default();
+    let mut ok = true;
+    if let Some(v) = &e.bandwidth {
+        set.bandwidth_bps = cx.bandwidth(v, "bandwidth");
+        ok &= set.bandwidth_bps.is_some();
+    }
+    if let Some(v) = &e.delay {
+        set.delay = cx.duration(v, "delay");
+        ok &= set.delay.is_some();
+    }
+    if let Some(v) = &e.queue_limit {
+        set.queue_limit = cx.count(v, "queue_limit", 1, 1_000_000);
+        ok &= set.queue_limit.is_some();
+    }
+    if let Some(v) = &e.loss_rate {
+        set.loss_rate = cx.probability(v, "loss_rate");
+        ok &= set.loss_rate.is_some();
+        let bernoulli = link.is_none_or(|l| {
+            matches!(
+                l.loss,
+                Some(Loss {
+                    model: LossModel::Bernoulli { .. },
+                    ..
+                })
+            )
+        });
+        if !bernoulli {
+            cx.err(
+                v.span(),
+                "`loss_rate` on a link without a bernoulli loss model",
+                "[links.loss] model = \"bernoulli\" on this link (its rate is what changes)"
+                    .to_string(),
+            );
+            ok = false;
+        }
+    }
+    if set == LinkSet::default() && ok {
+        cx.err(
+            e.action.span(),
+            "action = \"set\" changes nothing",
+            "one or more of bandwidth, delay, queue_limit, loss_rate".to_string(),
+        );
+        return None;
+    }
+    ok.then_some(LinkAction::Set(set))
+}
+
 fn loss_spec(cx: &mut Ctx<'_>, l: &Spanned<RawLoss>, duplex: bool) -> Option<Loss> {
     let span = l.span();
     let l = l.get_ref();
@@ -1331,6 +1527,7 @@ fn flow_spec(
     let mut node = |key: &Spanned<String>| -> Option<usize> {
         match nodes.index.get(key.get_ref()) {
             Some(&i) => Some(i),
+            None if cx.topology_failed => None,
             None => {
                 cx.err(
                     key.span(),

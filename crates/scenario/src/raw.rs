@@ -87,6 +87,15 @@ pub struct RawLink {
     pub droptail: Option<Spanned<RawDropTail>>,
     pub loss: Option<Spanned<RawLoss>>,
     pub wireless: Option<Spanned<RawWireless>>,
+    pub trace: Option<Spanned<RawLinkTrace>>,
+}
+
+/// `[links.trace]`: a capacity trace.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLinkTrace {
+    /// A CSV file of `time_s,bandwidth` steps, relative to the scenario file.
+    pub file: Spanned<String>,
 }
 
 /// `[links.droptail]`: NS-2's Queue/DropTail options.
@@ -192,6 +201,14 @@ pub struct RawEvent {
     pub at: Spanned<Value>,
     pub action: Spanned<String>,
     pub link: Spanned<String>,
+    /// `action = "set"`: new bandwidth.
+    pub bandwidth: Option<Spanned<Value>>,
+    /// `action = "set"`: new propagation delay.
+    pub delay: Option<Spanned<Value>>,
+    /// `action = "set"`: new queue limit.
+    pub queue_limit: Option<Spanned<i64>>,
+    /// `action = "set"`: new rate of the link's bernoulli loss model.
+    pub loss_rate: Option<Spanned<f64>>,
 }
 
 /// `[validate]`: tolerances for `tfrclab validate`, and why.

@@ -307,6 +307,22 @@ fn set_overrides_then_validates() {
     let e =
         Scenario::load_with(&path, &[("links.r0-r1.bandwidth".into(), "0".into())]).unwrap_err();
     assert_eq!(e.problems[0].line, line_of(GOOD, "bandwidth = \"1.5Mb\""));
+    assert!(
+        e.problems[0]
+            .message
+            .starts_with("--set links.r0-r1.bandwidth=0: "),
+        "{e}"
+    );
+    // A key the file lacks: the error names the override instead of a line of the file.
+    let e =
+        Scenario::load_with(&path, &[("flows.tcp1.packet_size".into(), "-3".into())]).unwrap_err();
+    assert_eq!(e.problems[0].line, 0, "{e}");
+    assert!(
+        e.problems[0]
+            .message
+            .starts_with("--set flows.tcp1.packet_size=-3: "),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -543,4 +559,152 @@ fn tfrc_variant_errors_point_at_the_element() {
     let t = with_tfrc_line("variants = \"veno\"");
     let ps = problems(&t);
     assert_eq!(ps[0].line, line_of(&t, "variants"), "{ps:#?}");
+}
+
+/// A failed topology generator is one error: flows, node attributes and events that name its
+/// nodes and links are not reported as unknown on top of it.
+#[test]
+fn topology_errors_do_not_cascade() {
+    let text = include_str!("../../../scenarios/examples/dumbbell.toml");
+    for (from, to) in [
+        (
+            "bottleneck_delay = \"20ms\"",
+            "bottleneck_delay = \"-20ms\"",
+        ),
+        ("senders = 2", "senders = 1000000000"),
+    ] {
+        assert!(text.contains(from));
+        let e = Scenario::parse("d.toml", &text.replace(from, to)).unwrap_err();
+        assert_eq!(e.problems.len(), 1, "{e}");
+    }
+}
+
+/// `GOOD` with one more `[[events]]` table.
+fn with_event(lines: &str) -> String {
+    format!("{GOOD}\n[[events]]\nat = \"60s\"\nlink = \"r1-n2\"\n{lines}\n")
+}
+
+#[test]
+fn set_events_parse() {
+    let text = with_event(
+        "action = \"set\"\nbandwidth = \"5Mbps\"\ndelay = \"30ms\"\nqueue_limit = 20\nloss_rate = 0.02",
+    );
+    let s = Scenario::parse("good.toml", &text).unwrap();
+    assert_eq!(s.events.len(), 2);
+    assert_eq!(
+        s.events[1].action,
+        LinkAction::Set(LinkSet {
+            bandwidth_bps: Some(5e6),
+            delay: Some(Duration::from_millis(30)),
+            queue_limit: Some(20),
+            loss_rate: Some(0.02),
+        })
+    );
+    assert_eq!(s.events[1].link, 2);
+}
+
+#[test]
+fn set_event_errors() {
+    let text = with_event("action = \"set\"");
+    one(
+        &text,
+        line_of(&text, "action = \"set\""),
+        "changes nothing",
+        "bandwidth",
+    );
+    let text = with_event("action = \"down\"\nbandwidth = \"1Mbps\"");
+    one(
+        &text,
+        line_of(&text, "bandwidth = \"1Mbps\""),
+        "`bandwidth` with action",
+        "\"set\"",
+    );
+    let text = with_event("action = \"set\"\nbandwidth = \"0Mbps\"");
+    one(
+        &text,
+        line_of(&text, "= \"0Mbps\""),
+        "must be positive",
+        "bit/s",
+    );
+    let text = with_event("action = \"set\"\nqueue_limit = 0");
+    one(
+        &text,
+        line_of(&text, "queue_limit = 0"),
+        "out of range",
+        "from 1",
+    );
+    let text = with_event("action = \"set\"\nloss_rate = 1.5");
+    one(
+        &text,
+        line_of(&text, "loss_rate"),
+        "not a probability",
+        "[0, 1]",
+    );
+    // r0-r1 has no loss model: its rate cannot change.
+    let text = with_event("action = \"set\"\nloss_rate = 0.1").replace(
+        "link = \"r1-n2\"\naction = \"set\"",
+        "link = \"r0-r1\"\naction = \"set\"",
+    );
+    one(
+        &text,
+        line_of(&text, "loss_rate"),
+        "without a bernoulli",
+        "model = \"bernoulli\"",
+    );
+    let text = with_event("action = \"slower\"");
+    one(&text, line_of(&text, "slower"), "unknown action", "\"set\"");
+}
+
+#[test]
+fn capacity_traces_become_set_events() {
+    let dir = std::env::temp_dir().join(format!("scenario-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("s.toml");
+    let text = GOOD.replace(
+        "[links.red]",
+        "[links.trace]\nfile = \"cap.csv\"\n[links.red]",
+    );
+    let write = |csv: &str| std::fs::write(dir.join("cap.csv"), csv).unwrap();
+    let parse = || Scenario::parse(&toml.display().to_string(), &text);
+    write("time_s,bandwidth\n# a comment\n10,1Mbps\n20, 2000000\n200,1Mb\n");
+    let s = parse().unwrap();
+    let steps: Vec<(Duration, LinkAction)> = s
+        .events
+        .iter()
+        .filter(|e| e.link == 1)
+        .map(|e| (e.at, e.action))
+        .collect();
+    let set = |b: f64| {
+        LinkAction::Set(LinkSet {
+            bandwidth_bps: Some(b),
+            ..LinkSet::default()
+        })
+    };
+    // The step at 200 s is after the 100 s run; the file's down event at 50 s stays.
+    assert_eq!(
+        steps,
+        vec![
+            (Duration::from_secs(10), set(1e6)),
+            (Duration::from_secs(20), set(2e6)),
+            (Duration::from_secs(50), LinkAction::Down),
+        ]
+    );
+    let line = line_of(&text, "cap.csv");
+    for (csv, msg) in [
+        ("10,1Mbps\n5,2Mbps\n", "line 2: time 5 s is before"),
+        ("10,fast\n", "line 1: `fast` is not a positive bandwidth"),
+        ("10,1Mbps,3\n", "line 1 has 3 fields"),
+        ("time_s,bandwidth\n", "no rows"),
+        ("-1,1Mbps\n", "line 1: time `-1`"),
+    ] {
+        write(csv);
+        let e = parse().expect_err(csv);
+        assert_eq!(e.problems.len(), 1, "{e}");
+        assert_eq!(e.problems[0].line, line, "{e}");
+        assert!(e.problems[0].message.contains(msg), "{csv:?}: {e}");
+    }
+    std::fs::remove_file(dir.join("cap.csv")).unwrap();
+    let e = parse().expect_err("missing file");
+    assert!(e.problems[0].message.contains("cannot read it"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

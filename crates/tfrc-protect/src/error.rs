@@ -27,6 +27,13 @@ pub enum ProtectError {
     DecryptionMismatch,
     /// A packet could not be sealed or opened while measuring the processing cost.
     Packet(&'static str),
+    /// A Noise handshake message did not verify (a substituted or wrong key, tampered
+    /// cleartext, or not a handshake message). Deliberately says nothing more.
+    Handshake,
+    /// The initiator's static key is not on the responder's allow-list.
+    NotAllowed,
+    /// A static key is unusable.
+    InvalidKey(&'static str),
 }
 
 impl fmt::Display for ProtectError {
@@ -45,6 +52,11 @@ impl fmt::Display for ProtectError {
             Self::InvalidParameter(what) => write!(f, "invalid parameter: {what}"),
             Self::DecryptionMismatch => write!(f, "a decryption returned the wrong plaintext"),
             Self::Packet(what) => write!(f, "packet protection failed: {what}"),
+            Self::Handshake => {
+                f.write_str("the Noise handshake failed (wrong or substituted key, or tampered)")
+            }
+            Self::NotAllowed => f.write_str("the sender's static key is not on the allow-list"),
+            Self::InvalidKey(what) => write!(f, "unusable static key: {what}"),
         }
     }
 }

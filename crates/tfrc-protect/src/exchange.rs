@@ -20,6 +20,12 @@ use zeroize::Zeroize;
 use crate::keys::{KeyKind, RsaKeyPair};
 use crate::ProtectError;
 
+/// Bits of a public key's modulus (a sender refuses keys below its minimum).
+pub fn modulus_bits(pk: &RsaPublicKey) -> usize {
+    use rsa::traits::PublicKeyParts;
+    pk.n().bits()
+}
+
 /// OAEP label: a wrapped key for another protocol does not unwrap here.
 const OAEP_LABEL: &str = "tfrclab E6 session key v1";
 

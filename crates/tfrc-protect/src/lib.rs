@@ -1,4 +1,5 @@
-//! Protection of raised-TTL packets: seed 000 §3.3, variant E6 of `shared/spec/variants.md`.
+//! Protection of raised-TTL packets: seed 000 §3.3, variant E6 (`docs/protection.md`), and the
+//! authenticated keys of the UDP transport's protected mode (`docs/security.md`).
 //!
 //! The paper protects every packet whose TTL was raised (E5) with "RSA with the Carmichael
 //! function", claiming that `d = e⁻¹ mod λ(n)` gives a smaller private key than
@@ -11,6 +12,10 @@
 //!   (SHA-256).
 //! - [`packet`]: every protected packet is sealed with ChaCha20-Poly1305 under that session
 //!   key; the opener drops tampered, truncated, replayed and too-old packets and counts them.
+//! - [`noise`]: authenticated session keys with the Noise IK handshake (the `snow` crate), the
+//!   UDP transport's default protection; [`token`]: stateless retry tokens for address
+//!   validation. The RSA exchange above is unauthenticated (seed 000's E6, kept as the paper's
+//!   variant).
 //! - [`mod@bench`]: decryption time with and without CRT for both key kinds ([`bench_rsa`]), and
 //!   the per-packet seal+open cost ([`processing_cost`]) the simulator uses as its default.
 //!
@@ -56,7 +61,9 @@ pub mod bench;
 mod error;
 pub mod exchange;
 pub mod keys;
+pub mod noise;
 pub mod packet;
+pub mod token;
 
 pub use bench::{
     bench_rsa, bench_rsa_with_progress, processing_cost, survey_d_bits, BenchStage, BitStats,
@@ -65,17 +72,19 @@ pub use bench::{
 };
 pub use error::ProtectError;
 pub use exchange::{
-    decode_public_key, encode_public_key, wrap_session_key, KeyExchange, SessionKey,
+    decode_public_key, encode_public_key, modulus_bits, wrap_session_key, KeyExchange, SessionKey,
     WrappedSessionKey,
 };
 pub use keys::{
     carmichael_lambda, euler_phi, private_exponent, KeyKind, RsaKeyPair, DEFAULT_MODULUS_BITS,
     MAX_MODULUS_BITS, MIN_MODULUS_BITS, PUBLIC_EXPONENT,
 };
+pub use noise::{NoiseInitiator, SessionKeys, StaticKeypair, NOISE_PATTERN};
 pub use packet::{
     Channel, OpenError, OpenStats, Opened, Opener, ReplayWindow, SealError, Sealer, REPLAY_WINDOW,
     SEALED_OVERHEAD,
 };
+pub use token::{clock_tag, RetryTokens, TOKEN_LEN};
 
 /// The `rsa` crate's public key and big-integer types, re-exported so callers need not
 /// depend on it.

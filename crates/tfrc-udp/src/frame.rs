@@ -1,4 +1,4 @@
-//! The transport framing around the core's wire format (`tfrc::wire`), version 1.
+//! The transport framing around the core's wire format (`tfrc::wire`), version 3.
 //!
 //! Every datagram starts with a 12-byte frame header:
 //!
@@ -9,21 +9,23 @@
 //!
 //! The session id is a random 64-bit number the sender draws: an off-path host that cannot see
 //! the traffic cannot guess it, so spoofed datagrams are dropped before they reach the core.
-//! Bodies by kind (see `docs/real-network.md` for the full table):
+//! Bodies by kind (`docs/real-network.md` and `docs/security.md` have the full tables):
 //!
 //! | kind | dir | body |
 //! |---|---|---|
-//! | HELLO | S→R | [`Hello`]: 16 bytes (version 1), or 16 + 2 + the variant list (version 2) |
-//! | HELLO_ACK | R→S | flags (protected, refused), 3 reserved, host id (u64), then the RSA public key (PKCS#1 DER) when protected |
-//! | KEY | S→R | the RSA-OAEP-wrapped session key |
-//! | KEY_ACK | R→S | an empty sealed message (proves the receiver holds the key) |
+//! | HELLO | S→R | [`Hello`], padded with zeros to [`MIN_HELLO_DATAGRAM`] bytes in all |
+//! | RETRY | R→S | a retry token ([`tfrc_protect::TOKEN_LEN`] bytes): echo it in the next HELLO |
+//! | HELLO_ACK | R→S | flags (mode, refused, same clock), 3 reserved, then the Noise answer or the RSA public key |
+//! | KEY | S→R | RSA mode only: the RSA-OAEP-wrapped session key |
+//! | KEY_ACK | R→S | RSA mode only: an empty sealed message (proves the receiver holds the key) |
 //! | DATA | S→R | a `tfrc::wire` data packet; protected: its 36-byte header, then the sealed payload |
 //! | FEEDBACK | R→S | a `tfrc::wire` feedback packet (40 bytes); protected: followed by an empty sealed message |
 //! | FIN | S→R | packets sent (u64); protected: followed by an empty sealed message |
 //! | FIN_ACK | R→S | the receiver's report as JSON; protected: sealed |
 //!
 //! When protected, the associated data of every sealed part is the frame header plus the
-//! cleartext part before it, so neither can be altered.
+//! cleartext part before it, so neither can be altered; in Noise mode the HELLO's cleartext
+//! fields are the handshake's prologue, so they cannot be altered either.
 //!
 //! Decoding never panics: any byte string yields a value or a [`FrameError`].
 
@@ -35,16 +37,26 @@ use tfrc::variants::VariantChoice;
 pub const MAGIC: u8 = 0xC5;
 /// Bytes of the frame header.
 pub const HEADER_LEN: usize = 12;
-/// Bytes of a HELLO body without variants (version 1), and of the fixed part of a version 2
-/// HELLO.
+/// Bytes of the fixed part of a HELLO body.
 pub const HELLO_LEN: usize = 16;
+/// HELLO body version.
+pub const HELLO_VERSION: u8 = 3;
+/// Every HELLO datagram is padded to at least this many bytes, so that the receiver's answers
+/// before validation (a RETRY, 36 bytes) are smaller than what it received.
+pub const MIN_HELLO_DATAGRAM: usize = 128;
+/// Bytes of a RETRY datagram.
+pub const RETRY_DATAGRAM: usize = HEADER_LEN + tfrc_protect::TOKEN_LEN;
+// A RETRY is never larger than the HELLO it answers: no amplification before validation.
+const _: () = assert!(RETRY_DATAGRAM < MIN_HELLO_DATAGRAM);
+/// Longest token a HELLO may echo.
+pub const MAX_TOKEN: usize = 64;
 /// Longest variant list a HELLO may carry (UTF-8 bytes).
 pub const MAX_VARIANTS_TEXT: usize = 512;
 /// Most variant choices a HELLO may carry (the catalogue has 15).
 pub const MAX_VARIANTS: usize = 16;
-/// Cleartext bytes before the host id ends in a HELLO_ACK.
-pub const HELLO_ACK_LEN: usize = 12;
-/// Longest public key a HELLO_ACK may carry (a 4096-bit key's DER is 526 bytes).
+/// Cleartext bytes of a HELLO_ACK before its payload.
+pub const HELLO_ACK_LEN: usize = 4;
+/// Longest HELLO_ACK payload (a 4096-bit RSA key's DER is 526 bytes).
 pub const MAX_KEY_DER: usize = 1024;
 /// Longest wrapped key a KEY may carry (a 4096-bit modulus).
 pub const MAX_WRAPPED: usize = 512;
@@ -71,6 +83,8 @@ pub enum Kind {
     Fin = 7,
     /// Receiver's final report.
     FinAck = 8,
+    /// Receiver asks the sender to prove its address: echo the token.
+    Retry = 9,
 }
 
 impl Kind {
@@ -84,6 +98,7 @@ impl Kind {
             6 => Kind::Feedback,
             7 => Kind::Fin,
             8 => Kind::FinAck,
+            9 => Kind::Retry,
             _ => return None,
         })
     }
@@ -183,27 +198,78 @@ fn profile_from_code(b: u8) -> Option<tfrc::ProfileKind> {
     }
 }
 
-/// The body of a HELLO.
+/// How a session is protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// No protection: the session id is the only defence (against off-path attackers).
+    Plain,
+    /// Noise IK (authenticated keys) and sealed packets: the default protection.
+    Noise,
+    /// Seed 000's RSA-OAEP exchange (E6), unauthenticated: an active attacker on the path can
+    /// substitute the key. Kept as the paper's variant.
+    RsaUnauthenticated,
+}
+
+impl Mode {
+    fn code(self) -> u8 {
+        match self {
+            Mode::Plain => 0,
+            Mode::Noise => 1,
+            Mode::RsaUnauthenticated => 2,
+        }
+    }
+
+    fn from_code(b: u8) -> Option<Mode> {
+        match b {
+            0 => Some(Mode::Plain),
+            1 => Some(Mode::Noise),
+            2 => Some(Mode::RsaUnauthenticated),
+            _ => None,
+        }
+    }
+
+    /// The name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Plain => "plain",
+            Mode::Noise => "noise",
+            Mode::RsaUnauthenticated => "rsa-unauthenticated",
+        }
+    }
+
+    /// Packets are sealed.
+    pub fn protected(self) -> bool {
+        self != Mode::Plain
+    }
+}
+
+/// The body of a HELLO (version 3):
+///
+/// ```text
+/// 0 version | 1 mode | 2 profile | 3 0 | 4..8 segment size | 8..16 clock tag
+/// | u16 V | V bytes of variants | u16 T | T bytes of token | u16 N | N bytes of Noise message
+/// | zeros up to MIN_HELLO_DATAGRAM
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hello {
-    /// The sender asks for protected mode (E6).
-    pub protected: bool,
+    /// The protection the sender asks for.
+    pub mode: Mode,
     /// The TFRC profile the sender runs; the receiver runs the same one.
     pub profile: tfrc::ProfileKind,
     /// Segment size s in bytes (largest payload).
     pub segment_size: u32,
-    /// The sender's host id: equal ids mean one host, hence one monotonic clock.
-    pub host_id: u64,
+    /// `tfrc_protect::clock_tag` of the sender's host and this session: equal tags mean one
+    /// host, hence one monotonic clock, without disclosing a host identifier.
+    pub clock_tag: u64,
     /// The variants (`tfrc::variants`) the sender applied to the profile, with every parameter
     /// it gave; the receiver applies the same list, so that receiver-side variants (the loss
-    /// classifier, the loss-interval transforms) run at the receiver. Empty: version 1 HELLO.
+    /// classifier, the loss-interval transforms) run at the receiver.
     pub variants: Vec<VariantChoice>,
+    /// The retry token echoed from the receiver's RETRY (empty in the first HELLO).
+    pub token: Vec<u8>,
+    /// Noise mode, with a token: the initiator's first handshake message.
+    pub noise: Vec<u8>,
 }
-
-const FLAG_PROTECTED: u8 = 0x01;
-/// HELLO_ACK flag: the receiver cannot run the session the HELLO asks for (it cannot apply the
-/// variants); the sender gives up.
-const FLAG_REFUSED: u8 = 0x02;
 
 /// The text form of a variant list in a HELLO: `name[:param=value,...]` choices joined by
 /// `;`, values in Rust's shortest round-trip form, so that the receiver parses back exactly the
@@ -222,55 +288,88 @@ pub fn variants_text(v: &[VariantChoice]) -> String {
         .join(";")
 }
 
-/// Encode a HELLO body: version 1 (16 bytes) without variants, so that a receiver built before
-/// variants still accepts it; version 2 (the same 16 bytes, a u16 length and the
-/// [`variants_text`]) with them. Lists longer than [`MAX_VARIANTS_TEXT`] bytes cannot be
-/// encoded (`None`).
+/// Encode a HELLO body, padded so that the datagram (with its header) is at least
+/// [`MIN_HELLO_DATAGRAM`] bytes. `None` when a field does not fit (a variant list longer than
+/// [`MAX_VARIANTS_TEXT`] bytes or [`MAX_VARIANTS`] choices, a token or Noise message too long).
 pub fn encode_hello(h: &Hello) -> Option<Vec<u8>> {
+    let t = variants_text(&h.variants);
+    if t.len() > MAX_VARIANTS_TEXT
+        || h.variants.len() > MAX_VARIANTS
+        || h.token.len() > MAX_TOKEN
+        || h.noise.len() > tfrc_protect::noise::MAX_MESSAGE
+    {
+        return None;
+    }
     let mut b = vec![0u8; HELLO_LEN];
-    b[0] = if h.variants.is_empty() { 1 } else { 2 };
-    b[1] = if h.protected { FLAG_PROTECTED } else { 0 };
+    b[0] = HELLO_VERSION;
+    b[1] = h.mode.code();
     b[2] = profile_code(h.profile);
     b[4..8].copy_from_slice(&h.segment_size.to_be_bytes());
-    b[8..16].copy_from_slice(&h.host_id.to_be_bytes());
-    if !h.variants.is_empty() {
-        let t = variants_text(&h.variants);
-        if t.len() > MAX_VARIANTS_TEXT || h.variants.len() > MAX_VARIANTS {
-            return None;
-        }
-        b.extend_from_slice(&(t.len() as u16).to_be_bytes());
-        b.extend_from_slice(t.as_bytes());
+    b[8..16].copy_from_slice(&h.clock_tag.to_be_bytes());
+    for part in [t.as_bytes(), &h.token, &h.noise] {
+        b.extend_from_slice(&(part.len() as u16).to_be_bytes());
+        b.extend_from_slice(part);
+    }
+    let min_body = MIN_HELLO_DATAGRAM - HEADER_LEN;
+    if b.len() < min_body {
+        b.resize(min_body, 0);
     }
     Some(b)
 }
 
-/// Decode a HELLO body (version 1 or 2). The variant list is checked for syntax only; whether
-/// the receiver can apply it is the receiver's decision.
+/// One length-prefixed part of a HELLO at `at`: the bytes and where the next part starts.
+fn part(b: &[u8], at: usize, max: usize) -> Result<(&[u8], usize), FrameError> {
+    let Some(l) = b.get(at..at + 2) else {
+        return Err(FrameError::Truncated);
+    };
+    let n = usize::from(u16::from_be_bytes([l[0], l[1]]));
+    if n > max {
+        return Err(FrameError::BadField);
+    }
+    let p = b.get(at + 2..at + 2 + n).ok_or(FrameError::Truncated)?;
+    Ok((p, at + 2 + n))
+}
+
+/// Bytes of a HELLO body the Noise prologue covers: the fixed part and the variant list (the
+/// token and the Noise message change between the HELLOs of one session).
+pub fn hello_prologue_len(b: &[u8]) -> Result<usize, FrameError> {
+    if b.len() < HELLO_LEN {
+        return Err(FrameError::Truncated);
+    }
+    Ok(part(b, HELLO_LEN, MAX_VARIANTS_TEXT)?.1)
+}
+
+/// The Noise prologue of a HELLO datagram: a protocol label, the frame header and the body's
+/// cleartext fields ([`hello_prologue_len`]), so that neither end accepts a session whose
+/// HELLO was altered on the way.
+pub fn hello_prologue(dgram: &[u8]) -> Result<Vec<u8>, FrameError> {
+    let body = dgram.get(HEADER_LEN..).ok_or(FrameError::Truncated)?;
+    let n = hello_prologue_len(body)?;
+    let mut p = b"tfrc-udp hello v3 ".to_vec();
+    p.extend_from_slice(&dgram[..HEADER_LEN + n]);
+    Ok(p)
+}
+
+/// Decode a HELLO body. The variant list is checked for syntax only; whether the receiver can
+/// apply it is the receiver's decision.
 pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
     if b.len() < HELLO_LEN {
         return Err(FrameError::Truncated);
     }
-    let version = b[0];
-    if !(version == 1 || version == 2) || b[3] != 0 || b[1] & !FLAG_PROTECTED != 0 {
+    if b[0] != HELLO_VERSION || b[3] != 0 {
         return Err(FrameError::Reserved);
     }
-    let variants = if version == 1 {
-        if b.len() > HELLO_LEN {
-            return Err(FrameError::BadField);
-        }
+    let mode = Mode::from_code(b[1]).ok_or(FrameError::BadField)?;
+    let profile = profile_from_code(b[2]).ok_or(FrameError::BadField)?;
+    let (text, at) = part(b, HELLO_LEN, MAX_VARIANTS_TEXT)?;
+    let (token, at) = part(b, at, MAX_TOKEN)?;
+    let (noise, at) = part(b, at, tfrc_protect::noise::MAX_MESSAGE)?;
+    if b[at..].iter().any(|&x| x != 0) {
+        return Err(FrameError::BadField);
+    }
+    let variants = if text.is_empty() {
         Vec::new()
     } else {
-        if b.len() < HELLO_LEN + 2 {
-            return Err(FrameError::Truncated);
-        }
-        let n = usize::from(u16::from_be_bytes([b[HELLO_LEN], b[HELLO_LEN + 1]]));
-        let text = &b[HELLO_LEN + 2..];
-        if text.len() < n {
-            return Err(FrameError::Truncated);
-        }
-        if text.len() > n || n == 0 || n > MAX_VARIANTS_TEXT {
-            return Err(FrameError::BadField);
-        }
         let text = core::str::from_utf8(text).map_err(|_| FrameError::BadField)?;
         let v = text
             .split(';')
@@ -282,51 +381,73 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
         }
         v
     };
-    let profile = profile_from_code(b[2]).ok_or(FrameError::BadField)?;
     let mut s = [0u8; 4];
     s.copy_from_slice(&b[4..8]);
     let segment_size = u32::from_be_bytes(s);
     if segment_size == 0 || segment_size as usize > crate::MAX_SEGMENT {
         return Err(FrameError::BadField);
     }
+    if mode != Mode::Noise && !noise.is_empty() {
+        return Err(FrameError::BadField);
+    }
     Ok(Hello {
-        protected: b[1] & FLAG_PROTECTED != 0,
+        mode,
         profile,
         segment_size,
-        host_id: u64_at(b, 8),
+        clock_tag: u64_at(b, 8),
         variants,
+        token: token.to_vec(),
+        noise: noise.to_vec(),
     })
 }
+
+/// Decode a RETRY body: the token.
+pub fn decode_retry(b: &[u8]) -> Result<&[u8], FrameError> {
+    if b.len() != tfrc_protect::TOKEN_LEN {
+        return Err(if b.len() < tfrc_protect::TOKEN_LEN {
+            FrameError::Truncated
+        } else {
+            FrameError::BadField
+        });
+    }
+    Ok(b)
+}
+
+const ACK_RSA: u8 = 0x01;
+/// HELLO_ACK flag: the receiver cannot run the session the HELLO asks for (it cannot apply the
+/// variants, or does not offer the mode); the sender gives up.
+const ACK_REFUSED: u8 = 0x02;
+const ACK_SAME_CLOCK: u8 = 0x04;
+const ACK_NOISE: u8 = 0x08;
 
 /// The body of a HELLO_ACK.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HelloAck<'a> {
-    /// The receiver runs protected mode; `public_key` is its RSA key.
-    pub protected: bool,
-    /// The receiver cannot run the session (it cannot apply the HELLO's variants); no session
-    /// was opened.
+    /// The mode the receiver runs (the one asked for).
+    pub mode: Mode,
+    /// The receiver cannot run the session (variants or mode); no session was opened.
     pub refused: bool,
-    /// The receiver's host id.
-    pub host_id: u64,
-    /// PKCS#1 DER public key (empty when not protected).
-    pub public_key: &'a [u8],
+    /// The receiver's clock tag equals the HELLO's: both ends read one clock.
+    pub same_clock: bool,
+    /// Noise: the responder's handshake answer; RSA: the PKCS#1 DER public key; else empty.
+    pub payload: &'a [u8],
 }
 
 /// Encode a HELLO_ACK body.
-pub fn encode_hello_ack(protected: bool, host_id: u64, public_key: &[u8]) -> Vec<u8> {
+pub fn encode_hello_ack(mode: Mode, same_clock: bool, payload: &[u8]) -> Vec<u8> {
     let mut b = vec![0u8; HELLO_ACK_LEN];
-    b[0] = if protected { FLAG_PROTECTED } else { 0 };
-    b[4..12].copy_from_slice(&host_id.to_be_bytes());
-    b.extend_from_slice(public_key);
+    b[0] = match mode {
+        Mode::Plain => 0,
+        Mode::Noise => ACK_NOISE,
+        Mode::RsaUnauthenticated => ACK_RSA,
+    } | if same_clock { ACK_SAME_CLOCK } else { 0 };
+    b.extend_from_slice(payload);
     b
 }
 
-/// Encode a refusing HELLO_ACK body (12 bytes, never longer than the HELLO it answers).
-pub fn encode_hello_refused(host_id: u64) -> Vec<u8> {
-    let mut b = vec![0u8; HELLO_ACK_LEN];
-    b[0] = FLAG_REFUSED;
-    b[4..12].copy_from_slice(&host_id.to_be_bytes());
-    b
+/// Encode a refusing HELLO_ACK body (4 bytes).
+pub fn encode_hello_refused() -> Vec<u8> {
+    vec![ACK_REFUSED, 0, 0, 0]
 }
 
 /// Decode a HELLO_ACK body.
@@ -334,23 +455,29 @@ pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
     if b.len() < HELLO_ACK_LEN {
         return Err(FrameError::Truncated);
     }
-    if b[0] & !(FLAG_PROTECTED | FLAG_REFUSED) != 0 || b[1..4] != [0, 0, 0] {
+    let f = b[0];
+    if f & !(ACK_RSA | ACK_REFUSED | ACK_SAME_CLOCK | ACK_NOISE) != 0 || b[1..4] != [0, 0, 0] {
         return Err(FrameError::Reserved);
     }
-    let protected = b[0] & FLAG_PROTECTED != 0;
-    let refused = b[0] & FLAG_REFUSED != 0;
-    let key = &b[HELLO_ACK_LEN..];
-    if refused && (protected || !key.is_empty()) {
+    let payload = &b[HELLO_ACK_LEN..];
+    let refused = f & ACK_REFUSED != 0;
+    let mode = match (f & ACK_NOISE != 0, f & ACK_RSA != 0) {
+        (false, false) => Mode::Plain,
+        (true, false) => Mode::Noise,
+        (false, true) => Mode::RsaUnauthenticated,
+        (true, true) => return Err(FrameError::BadField),
+    };
+    if refused && (mode != Mode::Plain || !payload.is_empty() || f & ACK_SAME_CLOCK != 0) {
         return Err(FrameError::BadField);
     }
-    if !refused && (key.len() > MAX_KEY_DER || protected == key.is_empty()) {
+    if payload.len() > MAX_KEY_DER || (mode == Mode::Plain) != payload.is_empty() {
         return Err(FrameError::BadField);
     }
     Ok(HelloAck {
-        protected,
+        mode,
         refused,
-        host_id: u64_at(b, 4),
-        public_key: key,
+        same_clock: f & ACK_SAME_CLOCK != 0,
+        payload,
     })
 }
 
@@ -378,85 +505,127 @@ mod tests {
         assert_eq!(parse(&bad), Err(FrameError::Reserved));
     }
 
-    #[test]
-    fn hello_round_trip_and_errors() {
-        let h = Hello {
-            protected: true,
+    fn hello(variants: Vec<VariantChoice>) -> Hello {
+        Hello {
+            mode: Mode::Noise,
             profile: tfrc::ProfileKind::Ns2,
             segment_size: 1200,
-            host_id: 42,
-            variants: Vec::new(),
+            clock_tag: 42,
+            variants,
+            token: vec![7; tfrc_protect::TOKEN_LEN],
+            noise: vec![1; tfrc_protect::noise::FIRST_MESSAGE_LEN],
+        }
+    }
+
+    #[test]
+    fn hello_round_trip_padding_and_errors() {
+        let h = Hello {
+            token: Vec::new(),
+            noise: Vec::new(),
+            mode: Mode::Plain,
+            ..hello(Vec::new())
         };
         let b = encode_hello(&h).unwrap();
-        assert_eq!(b.len(), HELLO_LEN);
-        assert_eq!(b[0], 1, "no variants: version 1");
-        assert_eq!(decode_hello(&b), Ok(h));
+        assert_eq!(b.len() + HEADER_LEN, MIN_HELLO_DATAGRAM, "padded");
+        assert_eq!(decode_hello(&b), Ok(h.clone()));
+        let full = hello(Vec::new());
+        let fb = encode_hello(&full).unwrap();
+        assert_eq!(decode_hello(&fb), Ok(full));
         assert_eq!(decode_hello(&b[..15]), Err(FrameError::Truncated));
         let mut bad = b.clone();
         bad[2] = 9;
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
         let mut bad = b.clone();
+        bad[1] = 3;
+        assert_eq!(
+            decode_hello(&bad),
+            Err(FrameError::BadField),
+            "unknown mode"
+        );
+        let mut bad = b.clone();
         bad[4..8].copy_from_slice(&0u32.to_be_bytes());
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
         let mut bad = b.clone();
-        bad.push(0);
-        assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
-        let mut bad = b;
-        bad[0] = 3;
-        assert_eq!(decode_hello(&bad), Err(FrameError::Reserved));
-        let ack = encode_hello_ack(true, 7, b"der");
+        *bad.last_mut().unwrap() = 1;
+        assert_eq!(
+            decode_hello(&bad),
+            Err(FrameError::BadField),
+            "padding not zero"
+        );
+        let mut bad = b.clone();
+        bad[0] = 2;
+        assert_eq!(decode_hello(&bad), Err(FrameError::Reserved), "old version");
+        // A Noise message outside Noise mode is malformed.
+        let mut p = hello(Vec::new());
+        p.mode = Mode::Plain;
+        assert_eq!(
+            decode_hello(&encode_hello(&p).unwrap()),
+            Err(FrameError::BadField)
+        );
+        // The prologue covers the cleartext fields but neither token nor Noise message.
+        let mut d1 = header(Kind::Hello, 5).to_vec();
+        d1.extend_from_slice(&b);
+        let mut plain_tok = h.clone();
+        plain_tok.token = vec![3; 24];
+        let mut d3 = header(Kind::Hello, 5).to_vec();
+        d3.extend_from_slice(&encode_hello(&plain_tok).unwrap());
+        assert_eq!(hello_prologue(&d1), hello_prologue(&d3));
+        let mut d4 = d1.clone();
+        d4[HEADER_LEN + 5] ^= 1;
+        assert_ne!(hello_prologue(&d1), hello_prologue(&d4));
+    }
+
+    #[test]
+    fn hello_ack_and_retry() {
+        let ack = encode_hello_ack(Mode::Noise, true, b"reply");
         assert_eq!(
             decode_hello_ack(&ack),
             Ok(HelloAck {
-                protected: true,
+                mode: Mode::Noise,
                 refused: false,
-                host_id: 7,
-                public_key: b"der"
+                same_clock: true,
+                payload: b"reply"
             })
         );
-        let no = encode_hello_refused(9);
+        let no = encode_hello_refused();
         assert_eq!(no.len(), HELLO_ACK_LEN);
-        assert_eq!(
-            decode_hello_ack(&no),
-            Ok(HelloAck {
-                protected: false,
-                refused: true,
-                host_id: 9,
-                public_key: b""
-            })
-        );
+        assert!(decode_hello_ack(&no).unwrap().refused);
         let mut bad = no.clone();
         bad.push(1);
         assert_eq!(decode_hello_ack(&bad), Err(FrameError::BadField));
-        // Protected without a key, or a key without protection, is malformed.
         assert_eq!(
-            decode_hello_ack(&encode_hello_ack(true, 7, b"")),
+            decode_hello_ack(&encode_hello_ack(Mode::Noise, false, b"")),
+            Err(FrameError::BadField),
+            "protected without a payload"
+        );
+        assert_eq!(
+            decode_hello_ack(&encode_hello_ack(Mode::Plain, false, b"k")),
             Err(FrameError::BadField)
         );
         assert_eq!(
-            decode_hello_ack(&encode_hello_ack(false, 7, b"k")),
+            decode_hello_ack(&[0x09, 0, 0, 0, 1]),
             Err(FrameError::BadField)
         );
+        assert_eq!(
+            decode_hello_ack(&[0x40, 0, 0, 0]),
+            Err(FrameError::Reserved)
+        );
+        assert!(decode_retry(&[0; tfrc_protect::TOKEN_LEN]).is_ok());
+        assert_eq!(decode_retry(&[0; 3]), Err(FrameError::Truncated));
+        assert_eq!(decode_retry(&[0; 30]), Err(FrameError::BadField));
     }
 
-    /// Version 2: the variant list round-trips exactly (names, parameters and the exact
-    /// values); malformed lists are refused without a panic.
+    /// The variant list round-trips exactly (names, parameters and the exact values);
+    /// malformed lists are refused without a panic.
     #[test]
-    fn hello_v2_variants_round_trip() {
+    fn hello_variants_round_trip() {
         let v: Vec<VariantChoice> = vec![
             "owd-classifier:offset_clock=1,a=0.9".parse().unwrap(),
             "ali-ci-replace:t=2.58".parse().unwrap(),
             VariantChoice::new("adaptive-rtt").with("q", 0.1 + 0.2),
         ];
-        let h = Hello {
-            protected: false,
-            profile: tfrc::ProfileKind::Rfc5348,
-            segment_size: 1424,
-            host_id: 1,
-            variants: v,
-        };
+        let h = hello(v);
         let b = encode_hello(&h).unwrap();
-        assert_eq!(b[0], 2);
         assert_eq!(
             variants_text(&h.variants),
             "owd-classifier:offset_clock=1,a=0.9;ali-ci-replace:t=2.58;adaptive-rtt:q=0.30000000000000004"
@@ -464,24 +633,17 @@ mod tests {
         assert_eq!(decode_hello(&b), Ok(h.clone()));
         // Cut anywhere: truncated or malformed, never a panic.
         for n in 0..b.len() {
-            assert!(decode_hello(&b[..n]).is_err(), "{n}");
+            let _ = decode_hello(&b[..n]);
         }
-        let mut long = b.clone();
-        long.push(b'x');
-        assert_eq!(decode_hello(&long), Err(FrameError::BadField));
         let mut bad = b[..HELLO_LEN].to_vec();
-        bad[0] = 2;
         bad.extend_from_slice(&3u16.to_be_bytes());
         bad.extend_from_slice(b"a:b");
+        bad.extend_from_slice(&[0; 4]);
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "no '='");
         let mut bad = b[..HELLO_LEN].to_vec();
-        bad[0] = 2;
-        bad.extend_from_slice(&0u16.to_be_bytes());
-        assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "empty list");
-        let mut bad = b[..HELLO_LEN].to_vec();
-        bad[0] = 2;
         bad.extend_from_slice(&2u16.to_be_bytes());
         bad.extend_from_slice(&[0xff, 0xfe]);
+        bad.extend_from_slice(&[0; 4]);
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField), "not UTF-8");
         let many = Hello {
             variants: vec![VariantChoice::new("veno"); MAX_VARIANTS + 1],

@@ -11,14 +11,17 @@
 //!   report. The application feeds it messages ([`Sender::send`]) or lets it generate data
 //!   ([`Source::Generated`]).
 //! - [`Receiver`]: a thread that runs the receiver side ([`ReceiverEngine`], socket-free, the
-//!   path the fuzz target drives), answers with feedback, reads each packet's TTL
-//!   (`IP_RECVTTL`) to report hops, and hands delivered messages to the application.
-//! - Protected mode (E6): the receiver's RSA key (Carmichael d) wraps a session key with
-//!   RSA-OAEP; data, feedback, FIN and FIN_ACK are sealed with ChaCha20-Poly1305; tampered,
-//!   truncated and replayed datagrams are dropped and counted.
+//!   path the fuzz target drives) for many concurrent sessions in a bounded table, answers
+//!   with feedback, reads each packet's TTL (`IP_RECVTTL`) to report hops, and hands delivered
+//!   messages to the application. A sender proves its address with a stateless retry token
+//!   before the receiver keeps state or answers with more than it received.
+//! - Protection ([`Protect`]): Noise IK (the `snow` crate) with the receiver's static key
+//!   pinned by the sender, then ChaCha20-Poly1305 on data, feedback, FIN and FIN_ACK;
+//!   tampered, truncated and replayed datagrams are dropped and counted. Seed 000's
+//!   RSA-OAEP exchange (E6) stays available as an explicitly unauthenticated mode.
 //!
 //! The framing around `tfrc::wire` is in [`frame`]; `docs/real-network.md` has the tables and
-//! the measured figures.
+//! the measured figures, `docs/security.md` the threat model.
 //!
 //! ```no_run
 //! use tfrc_udp::{Receiver, ReceiverOptions, Sender, SenderOptions};
@@ -36,6 +39,8 @@
 #![deny(unsafe_code)]
 
 pub mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod pacing;
 pub mod receiver;
 pub mod sender;
@@ -45,7 +50,9 @@ mod sys;
 use std::time::Duration;
 
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
-pub use sender::{SendError, Sender, SenderOptions, SenderReport, SenderStats, Source};
+pub use sender::{
+    Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
+};
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 
 /// Largest segment (payload) size a session may use: one datagram, less the frame, TFRC and
@@ -67,7 +74,9 @@ pub fn now() -> tfrc::Time {
 
 /// An identifier of this host's monotonic clock: a hash of the kernel's boot id (the same in
 /// every network namespace, different after a reboot or on another host). Random when the
-/// boot id cannot be read, so that two ends never wrongly believe they share a clock.
+/// boot id cannot be read, so that two ends never wrongly believe they share a clock. It never
+/// leaves the host: a HELLO carries `tfrc_protect::clock_tag` keyed with it, which differs per
+/// session.
 pub fn host_id() -> u64 {
     match std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
         Ok(s) if !s.trim().is_empty() => {

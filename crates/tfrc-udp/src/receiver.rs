@@ -1,11 +1,15 @@
 //! The receiving end: [`ReceiverEngine`] is the whole input path without a socket (datagram →
-//! framing → session check → AEAD open → `tfrc::wire` decode → duplicate filter → core), and
-//! [`Receiver`] runs it on a thread over a UDP socket.
+//! framing → address validation → session lookup → AEAD open → `tfrc::wire` decode →
+//! sequence window and duplicate filter → core), and [`Receiver`] runs it on a thread over a
+//! UDP socket.
 //!
-//! One receiver serves one session: the first HELLO fixes the session id and the sender's
-//! address; anything else is counted and ignored.
+//! One receiver serves many independent sessions, in a bounded table (limits overall and per
+//! sender IP address; idle sessions are evicted). Before it keeps any state for a sender, or
+//! answers with more bytes than it received, the sender proves that it receives at its source
+//! address: its first HELLO is answered with a stateless RETRY token (as QUIC's Retry, RFC 9000
+//! §8.1.2) that the next HELLO must echo. `docs/security.md` has the threat model.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -18,47 +22,87 @@ use std::time::Duration;
 use rand::rngs::OsRng;
 use tfrc::wire;
 use tfrc::{Arrival, Profile, Time};
-use tfrc_protect::{Channel, KeyExchange, Opener, ReplayWindow, Sealer};
+use tfrc_protect::{
+    Channel, KeyExchange, Opener, ReplayWindow, RetryTokens, Sealer, StaticKeypair,
+};
 
-use crate::frame::{self, Hello, Kind};
+use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{DelayStats, Drops, ReceiverReport, IP_UDP_OVERHEAD};
 use crate::sys;
 
 /// How a receiver is set up.
 #[derive(Clone, Debug)]
 pub struct ReceiverOptions {
-    /// Refuse sessions that do not ask for protection (E6).
+    /// Refuse sessions that do not ask for protection.
     pub require_protection: bool,
-    /// RSA modulus bits of the receiver's key (generated at bind when protection is required,
-    /// else at the first protected HELLO).
+    /// The receiver's static Noise key: with it, Noise sessions are accepted (senders pin its
+    /// public half). Without it, Noise HELLOs are refused.
+    pub noise_key: Option<StaticKeypair>,
+    /// Noise: accept only senders whose static public key is listed (none: any sender).
+    pub allowed_senders: Option<Vec<[u8; 32]>>,
+    /// Accept seed 000's unauthenticated RSA-OAEP exchange (E6); the RSA key is generated when
+    /// the engine is built, never on a sender's request.
+    pub rsa_unauthenticated: bool,
+    /// RSA modulus bits of that key (at least 2048).
     pub rsa_bits: usize,
     /// Delivered messages buffered for the application; more are dropped and counted
     /// (`app_overflow`), so memory stays bounded when the application is slow.
     pub queue: usize,
     /// How long to keep answering FIN retransmissions after the first FIN.
     pub linger: Duration,
-    /// Give up when no datagram of the session arrives for this long (none: wait forever).
+    /// A session ends when none of its datagrams arrives for this long (none: data sessions
+    /// never idle out; sessions still in the handshake always end after [`HANDSHAKE_IDLE`]).
     pub idle_timeout: Option<Duration>,
     /// Socket send and receive buffer size in bytes.
     pub socket_buffer: usize,
+    /// Most sessions at once.
+    pub max_sessions: usize,
+    /// Most sessions at once from one sender IP address.
+    pub max_sessions_per_address: usize,
+    /// [`Receiver`]: stop after this many sessions that carried data have ended (none: serve
+    /// until [`Receiver::shutdown`]).
+    pub sessions: Option<u64>,
 }
 
 impl Default for ReceiverOptions {
     fn default() -> Self {
         ReceiverOptions {
             require_protection: false,
+            noise_key: None,
+            allowed_senders: None,
+            rsa_unauthenticated: false,
             rsa_bits: tfrc_protect::DEFAULT_MODULUS_BITS,
             queue: 4096,
             linger: Duration::from_millis(500),
             idle_timeout: Some(Duration::from_secs(10)),
             socket_buffer: 4 << 20,
+            max_sessions: 64,
+            max_sessions_per_address: 4,
+            sessions: Some(1),
         }
     }
 }
 
+/// Smallest RSA modulus the transport accepts: 1024-bit keys are within reach of factoring.
+pub const MIN_RSA_BITS: usize = 2048;
+
+/// A retry token is valid this long after it was minted.
+pub const TOKEN_LIFETIME: Duration = Duration::from_secs(10);
+
+/// A session that has not delivered a data packet ends after this long without a datagram.
+pub const HANDSHAKE_IDLE: Duration = Duration::from_secs(10);
+
+/// A retransmitted HELLO is answered with the stored HELLO_ACK at most this often per session.
+const MAX_ACK_RESENDS: u32 = 8;
+
+/// Reports of ended sessions kept for [`ReceiverEngine::reports`].
+const MAX_FINISHED: usize = 1024;
+
 /// A message delivered to the application.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivered {
+    /// The session it belongs to.
+    pub session: u64,
     /// The TFRC sequence number it travelled with (gaps are losses; arrival order is kept).
     pub seq: u64,
     /// The payload.
@@ -71,19 +115,49 @@ pub struct Delivered {
 #[allow(clippy::large_enum_variant)]
 enum Protection {
     Off,
-    /// HELLO_ACK sent with the public key; waiting for KEY.
+    /// RSA mode: HELLO_ACK sent with the public key; waiting for KEY.
     AwaitingKey,
     Keyed {
+        /// RSA mode: the KEY that was accepted (a retransmission is answered again).
         wrapped: Vec<u8>,
         data: Opener,
         feedback: Sealer,
     },
 }
 
+/// Packets received per interval of one RTT, for the plain-mode sequence window.
+#[derive(Default)]
+struct RateMeter {
+    bin_start: Time,
+    count: u64,
+    prev: u64,
+}
+
+impl RateMeter {
+    fn on_packet(&mut self, now: Time, rtt: Duration) {
+        let len = rtt.max(Duration::from_millis(1));
+        if now >= self.bin_start + len {
+            self.prev = if now >= self.bin_start + len + len {
+                0
+            } else {
+                self.count
+            };
+            self.count = 0;
+            self.bin_start = now;
+        }
+        self.count += 1;
+    }
+
+    fn per_rtt(&self) -> u64 {
+        self.prev.max(self.count)
+    }
+}
+
 struct Session {
     id: u64,
     peer: SocketAddr,
     hello: Hello,
+    mode: Mode,
     core: tfrc::Receiver,
     prot: Protection,
     seen: ReplayWindow,
@@ -99,11 +173,24 @@ struct Session {
     hops: Option<u8>,
     sender_packets: Option<u64>,
     fin_at: Option<Time>,
+    hello_ack: Vec<u8>,
+    ack_resends: u32,
+    rtt: Duration,
+    meter: RateMeter,
+    sender_key: Option<[u8; 32]>,
+    feedbacks: u64,
+    app_overflow: u64,
+    /// IP bytes of data accepted since the last feedback, and when that feedback went.
+    since_feedback: u64,
+    last_feedback: Option<Time>,
+    /// Feedbacks whose X_recv of 0 was replaced (see `flush_feedback`).
+    x_recv_fixed: u64,
 }
 
 impl Session {
-    /// A session agreed at `now` with nothing received yet. Delays are one-way only when the
-    /// sender runs on this host (`host_id`), where both ends read one clock.
+    /// A session agreed at `now` with nothing received yet. Delays are one-way only when both
+    /// ends read one clock (`same_clock`).
+    #[allow(clippy::too_many_arguments)]
     fn new(
         now: Time,
         id: u64,
@@ -111,18 +198,19 @@ impl Session {
         hello: Hello,
         core: tfrc::Receiver,
         prot: Protection,
-        host_id: u64,
+        same_clock: bool,
     ) -> Session {
-        let delay = DelayStats::new(hello.host_id == host_id);
+        let mode = hello.mode;
         Session {
             id,
             peer,
             hello,
+            mode,
             core,
             prot,
             seen: ReplayWindow::new(),
             highest: None,
-            delay,
+            delay: DelayStats::new(same_clock),
             packets: 0,
             wire_bytes: 0,
             payload_bytes: 0,
@@ -133,6 +221,79 @@ impl Session {
             hops: None,
             sender_packets: None,
             fin_at: None,
+            hello_ack: Vec::new(),
+            ack_resends: 0,
+            rtt: Duration::ZERO,
+            meter: RateMeter::default(),
+            sender_key: None,
+            feedbacks: 0,
+            app_overflow: 0,
+            since_feedback: 0,
+            last_feedback: None,
+            x_recv_fixed: 0,
+        }
+    }
+
+    /// Plain-mode sequence window (as DCCP's, RFC 4340 §7.5): how far ahead of the newest
+    /// number a data packet may be. A sender sends at most 2·X_recv (§4.3), and after the last
+    /// feedback its nofeedback timer halves that at least every 4 R (§4.4), so no more than
+    /// 16 R·X_recv worth of packets can go out unseen: 16 times the packets of the busiest
+    /// recent RTT, with a floor for the start of a session.
+    fn seq_window(&self) -> u64 {
+        self.meter
+            .per_rtt()
+            .saturating_mul(16)
+            .clamp(MIN_SEQ_WINDOW, MAX_SEQ_JUMP)
+    }
+
+    /// When this session ends if nothing more arrives.
+    fn expiry(&self, opts: &ReceiverOptions) -> Time {
+        let idle = if self.packets == 0 {
+            opts.idle_timeout
+                .map_or(HANDSHAKE_IDLE, |i| i.min(HANDSHAKE_IDLE))
+        } else {
+            opts.idle_timeout
+                .unwrap_or(Duration::from_secs(86_400 * 365))
+        };
+        let mut t = self.last_heard + idle;
+        if let Some(f) = self.fin_at {
+            t = t.min(f + opts.linger);
+        }
+        t
+    }
+
+    fn report(&self) -> ReceiverReport {
+        let st = self.core.status();
+        ReceiverReport {
+            packets: self.packets,
+            wire_bytes: self.wire_bytes,
+            payload_bytes: self.payload_bytes,
+            span_s: self.first.map_or(0.0, |f| (self.last - f).as_secs_f64()),
+            sender_packets: self.sender_packets,
+            delay: self.delay.summary(),
+            reordered: self.reordered,
+            feedbacks: self.feedbacks,
+            app_overflow: self.app_overflow,
+            p: st.p,
+            loss_events: st.loss_events,
+            lost_packets: st.lost_packets,
+            hops: self.hops,
+            protected: self.mode.protected(),
+            variants: self
+                .hello
+                .variants
+                .iter()
+                .map(|c| frame::variants_text(std::slice::from_ref(c)))
+                .collect(),
+            congestion_losses: st.congestion_losses,
+            wireless_losses: st.wireless_losses,
+            avg_one_way_delay_s: st.avg_one_way_delay,
+            session: self.id,
+            peer: Some(self.peer.to_string()),
+            protection: self.mode.name().to_string(),
+            sender_key: self.sender_key.map(|k| tfrc_protect::noise::hex(&k)),
+            x_recv_zero_replaced: self.x_recv_fixed,
+            ..ReceiverReport::default()
         }
     }
 }
@@ -143,25 +304,31 @@ impl Session {
 pub struct ReceiverEngine {
     opts: ReceiverOptions,
     host_id: u64,
-    key: Option<KeyExchange>,
-    session: Option<Session>,
+    tokens: RetryTokens,
+    rsa: Option<KeyExchange>,
+    sessions: BTreeMap<u64, Session>,
+    finished: VecDeque<ReceiverReport>,
+    ended_with_data: u64,
     drops: Drops,
     out: VecDeque<(Vec<u8>, SocketAddr)>,
     delivered: VecDeque<Delivered>,
-    app_overflow: u64,
-    feedbacks: u64,
+    unvalidated_in: u64,
+    unvalidated_out: u64,
 }
 
 /// Largest RTT a data header may tell the core; longer ones are clamped (no path TFRC can
 /// control has a 10-second RTT).
 pub const MAX_HEADER_RTT: Duration = Duration::from_secs(10);
 
-/// Largest forward jump of the data sequence number that is accepted.
+/// Largest forward jump of the data sequence number ever accepted (the window's ceiling).
 pub const MAX_SEQ_JUMP: u64 = 1 << 20;
+
+/// The sequence window's floor: what a session may jump before its rate is known.
+pub const MIN_SEQ_WINDOW: u64 = 1024;
 
 /// Datagrams queued for sending at most; beyond, the oldest replies are dropped (a flood of
 /// HELLO retransmissions cannot grow the queue).
-const MAX_OUT: usize = 256;
+const MAX_OUT: usize = 1024;
 
 /// The profile a HELLO asks for: the preset with the sender's segment size and its variants
 /// applied (`tfrc::variants::apply`), exactly as the sender built its own.
@@ -172,11 +339,31 @@ fn session_profile(h: &Hello) -> Result<Profile, tfrc::variants::VariantError> {
     )
 }
 
+/// The address bytes a retry token binds: IP and port.
+fn addr_bytes(a: &SocketAddr) -> Vec<u8> {
+    let mut b = match a.ip() {
+        std::net::IpAddr::V4(v) => v.octets().to_vec(),
+        std::net::IpAddr::V6(v) => v.octets().to_vec(),
+    };
+    b.extend_from_slice(&a.port().to_be_bytes());
+    b
+}
+
 impl ReceiverEngine {
-    /// An engine that has seen nothing. With `require_protection` the RSA key is generated
-    /// now (a 2048-bit key takes up to a second or so).
+    /// An engine that has seen nothing. `host_id` identifies this host's clock
+    /// ([`crate::host_id`]). With `rsa_unauthenticated` the RSA key is generated now (a 2048-bit
+    /// key takes up to a second or so).
     pub fn new(opts: ReceiverOptions, host_id: u64) -> io::Result<ReceiverEngine> {
-        let key = if opts.require_protection {
+        let rsa = if opts.rsa_unauthenticated {
+            if opts.rsa_bits < MIN_RSA_BITS {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "RSA modulus of {} bits is too small: at least {MIN_RSA_BITS}",
+                        opts.rsa_bits
+                    ),
+                ));
+            }
             Some(
                 KeyExchange::generate(opts.rsa_bits, &mut OsRng)
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?,
@@ -187,25 +374,30 @@ impl ReceiverEngine {
         Ok(ReceiverEngine {
             opts,
             host_id,
-            key,
-            session: None,
+            tokens: RetryTokens::new(&mut OsRng),
+            rsa,
+            sessions: BTreeMap::new(),
+            finished: VecDeque::new(),
+            ended_with_data: 0,
             drops: Drops::default(),
             out: VecDeque::new(),
             delivered: VecDeque::new(),
-            app_overflow: 0,
-            feedbacks: 0,
+            unvalidated_in: 0,
+            unvalidated_out: 0,
         })
     }
 
-    /// Use an existing RSA key for protected sessions (tests, or a long-lived key).
+    /// Use an existing RSA key for RSA-mode sessions (tests, or a long-lived key); enables the
+    /// mode.
     pub fn with_key(mut self, key: KeyExchange) -> ReceiverEngine {
-        self.key = Some(key);
+        self.rsa = Some(key);
+        self.opts.rsa_unauthenticated = true;
         self
     }
 
-    /// Accept a protected session whose key was agreed by other means (a pre-shared key; the
-    /// fuzz target uses it to reach the sealed data path without an RSA exchange). The HELLO
-    /// and KEY steps are skipped; `peer` is the only address accepted.
+    /// Accept a protected session whose keys were agreed by other means (the fuzz target uses
+    /// it to reach the sealed data path without a handshake): `key` seals data, and a key
+    /// derived from it by the Noise split is not needed. `peer` is the only address accepted.
     pub fn with_keyed_session(
         mut self,
         now: Time,
@@ -214,7 +406,7 @@ impl ReceiverEngine {
         mut hello: Hello,
         key: &tfrc_protect::SessionKey,
     ) -> ReceiverEngine {
-        hello.protected = true;
+        hello.mode = Mode::Noise;
         let core = session_profile(&hello)
             .ok()
             .and_then(|p| tfrc::Receiver::new(p.receiver).ok());
@@ -224,9 +416,19 @@ impl ReceiverEngine {
                 data: Opener::new(key, Channel::Data),
                 feedback: Sealer::new(key, Channel::Feedback),
             };
-            self.session = Some(Session::new(now, id, peer, hello, core, prot, self.host_id));
+            let same = hello.clock_tag == tfrc_protect::clock_tag(&self.host_id.to_be_bytes(), id);
+            self.sessions
+                .insert(id, Session::new(now, id, peer, hello, core, prot, same));
         }
         self
+    }
+
+    /// A retry token for `from` and `session`, as a RETRY would carry it at `now` (tests and the
+    /// fuzz target use it to open sessions without the round trip).
+    pub fn retry_token(&self, now: Time, from: SocketAddr, session: u64) -> Vec<u8> {
+        self.tokens
+            .mint(now.as_nanos(), &addr_bytes(&from), session)
+            .to_vec()
     }
 
     /// Process one datagram of `len` bytes (`truncated`: it was longer than the buffer) from
@@ -250,78 +452,221 @@ impl ReceiverEngine {
                 return;
             }
         };
-        if f.kind == Kind::Hello && self.session.is_none() {
-            self.on_first_hello(now, f.session, f.body, from);
+        if f.kind == Kind::Hello {
+            self.on_hello(now, f.session, dgram, from);
+            self.flush_feedback(now);
             return;
         }
-        let Some(s) = self.session.as_mut() else {
-            // Anything but a HELLO before a session exists.
+        let Some(s) = self.sessions.get(&f.session) else {
+            // Anything but a HELLO outside a session.
             self.drops.unexpected += 1;
             return;
         };
-        if f.session != s.id || from != s.peer {
+        if from != s.peer {
             self.drops.spoofed += 1;
             return;
         }
         match f.kind {
-            Kind::Hello => {
-                // A retransmission: the HELLO_ACK was lost.
-                if frame::decode_hello(f.body).as_ref() == Ok(&s.hello) {
-                    s.last_heard = now;
-                    self.send_hello_ack();
-                } else {
-                    self.drops.malformed += 1;
-                }
-            }
-            Kind::Key => self.on_key(now, f.body),
-            Kind::Data => self.on_data(now, dgram, ttl),
-            Kind::Fin => self.on_fin(now, dgram),
-            Kind::HelloAck | Kind::KeyAck | Kind::Feedback | Kind::FinAck => {
+            Kind::Key => self.on_key(now, f.session, f.body),
+            Kind::Data => self.on_data(now, f.session, dgram, ttl),
+            Kind::Fin => self.on_fin(now, f.session, dgram),
+            Kind::Hello
+            | Kind::HelloAck
+            | Kind::KeyAck
+            | Kind::Feedback
+            | Kind::FinAck
+            | Kind::Retry => {
                 self.drops.unexpected += 1;
             }
         }
         self.flush_feedback(now);
     }
 
-    fn on_first_hello(&mut self, now: Time, id: u64, body: &[u8], from: SocketAddr) {
-        let hello = match frame::decode_hello(body) {
+    /// Send a reply to an address not yet validated, if it is no larger than what that address
+    /// sent (no amplification before validation).
+    fn push_unvalidated(&mut self, d: Vec<u8>, to: SocketAddr, received: usize) {
+        self.unvalidated_in = self.unvalidated_in.saturating_add(received as u64);
+        if d.len() > received {
+            return;
+        }
+        self.unvalidated_out = self.unvalidated_out.saturating_add(d.len() as u64);
+        self.push_out(d, to);
+    }
+
+    fn on_hello(&mut self, now: Time, id: u64, dgram: &[u8], from: SocketAddr) {
+        let hello = match frame::decode_hello(&dgram[frame::HEADER_LEN..]) {
             Ok(h) => h,
             Err(e) => {
                 self.drops.count_frame(e);
+                self.unvalidated_in = self.unvalidated_in.saturating_add(dgram.len() as u64);
                 return;
             }
         };
-        if self.opts.require_protection && !hello.protected {
-            self.drops.unexpected += 1;
+        if hello.token.is_empty() {
+            // Stateless: the token is all the receiver remembers, and it travels with the
+            // sender. Answered only when no larger than the HELLO.
+            let mut d = frame::header(Kind::Retry, id).to_vec();
+            d.extend_from_slice(&self.retry_token(now, from, id));
+            self.push_unvalidated(d, from, dgram.len());
             return;
         }
-        if hello.protected && self.key.is_none() {
-            match KeyExchange::generate(self.opts.rsa_bits, &mut OsRng) {
-                Ok(k) => self.key = Some(k),
-                Err(_) => {
-                    self.drops.unexpected += 1;
-                    return;
-                }
+        if !self.tokens.check(
+            now.as_nanos(),
+            TOKEN_LIFETIME.as_nanos() as u64,
+            &hello.token,
+            &addr_bytes(&from),
+            id,
+        ) {
+            self.drops.bad_token += 1;
+            self.unvalidated_in = self.unvalidated_in.saturating_add(dgram.len() as u64);
+            return;
+        }
+        // The address is validated from here on.
+        if let Some(s) = self.sessions.get_mut(&id) {
+            // A retransmission (the HELLO_ACK was lost): the stored answer, a bounded number of
+            // times; a HELLO for another's session id is refused.
+            if s.peer != from || s.ack_resends >= MAX_ACK_RESENDS || s.hello_ack.is_empty() {
+                self.drops.spoofed += 1;
+                return;
             }
+            s.ack_resends += 1;
+            s.last_heard = now;
+            let d = s.hello_ack.clone();
+            self.push_out(d, from);
+            return;
+        }
+        let refuse = |e: &mut ReceiverEngine| {
+            e.drops.refused += 1;
+            let mut d = frame::header(Kind::HelloAck, id).to_vec();
+            d.extend_from_slice(&frame::encode_hello_refused());
+            e.push_out(d, from);
+        };
+        let offered = match hello.mode {
+            Mode::Plain => !self.opts.require_protection,
+            Mode::Noise => self.opts.noise_key.is_some(),
+            Mode::RsaUnauthenticated => self.rsa.is_some(),
+        };
+        if !offered {
+            refuse(self);
+            return;
+        }
+        if !self.make_room(now, from) {
+            self.drops.table_full += 1;
+            return;
         }
         let Ok(core) = session_profile(&hello).and_then(|p| {
             tfrc::Receiver::new(p.receiver).map_err(tfrc::variants::VariantError::Config)
         }) else {
             // A variant this receiver does not know, or a combination it cannot run: say so,
-            // so that the sender stops instead of timing out, and stay free for another HELLO.
-            self.drops.refused += 1;
-            let mut d = frame::header(Kind::HelloAck, id).to_vec();
-            d.extend_from_slice(&frame::encode_hello_refused(self.host_id));
-            self.push_out(d, from);
+            // so that the sender stops instead of timing out.
+            refuse(self);
             return;
         };
-        let prot = if hello.protected {
-            Protection::AwaitingKey
-        } else {
-            Protection::Off
+        let same_clock =
+            hello.clock_tag == tfrc_protect::clock_tag(&self.host_id.to_be_bytes(), id);
+        let mut sender_key = None;
+        let (prot, payload) = match hello.mode {
+            Mode::Plain => (Protection::Off, Vec::new()),
+            Mode::RsaUnauthenticated => {
+                let der = match self
+                    .rsa
+                    .as_ref()
+                    .map(|k| tfrc_protect::encode_public_key(&k.public_key()))
+                {
+                    Some(Ok(d)) => d,
+                    _ => return,
+                };
+                (Protection::AwaitingKey, der)
+            }
+            Mode::Noise => {
+                let Some(key) = self.opts.noise_key.as_ref() else {
+                    return;
+                };
+                let Ok(prologue) = frame::hello_prologue(dgram) else {
+                    self.drops.malformed += 1;
+                    return;
+                };
+                let allowed = self.opts.allowed_senders.as_deref();
+                let r = tfrc_protect::noise::respond(key, &prologue, &hello.noise, |k| {
+                    allowed.is_none_or(|l| l.contains(k))
+                });
+                match r {
+                    Ok(r) => {
+                        sender_key = Some(r.remote_static);
+                        (
+                            Protection::Keyed {
+                                wrapped: Vec::new(),
+                                data: Opener::new(&r.keys.to_responder, Channel::Data),
+                                feedback: Sealer::new(&r.keys.to_initiator, Channel::Feedback),
+                            },
+                            r.reply,
+                        )
+                    }
+                    Err(tfrc_protect::ProtectError::NotAllowed) => {
+                        self.drops.not_allowed += 1;
+                        return;
+                    }
+                    Err(_) => {
+                        self.drops.handshake_failed += 1;
+                        return;
+                    }
+                }
+            }
         };
-        self.session = Some(Session::new(now, id, from, hello, core, prot, self.host_id));
-        self.send_hello_ack();
+        let mut d = frame::header(Kind::HelloAck, id).to_vec();
+        d.extend_from_slice(&frame::encode_hello_ack(hello.mode, same_clock, &payload));
+        let mut hello = hello;
+        hello.token.clear();
+        hello.noise.clear();
+        let mut s = Session::new(now, id, from, hello, core, prot, same_clock);
+        s.sender_key = sender_key;
+        s.hello_ack = d.clone();
+        self.sessions.insert(id, s);
+        self.push_out(d, from);
+    }
+
+    /// Make room for a new session from `from`: within the per-address limit, and, when the
+    /// table is full, by evicting the quietest session that has not delivered data. False
+    /// when there is no room.
+    fn make_room(&mut self, now: Time, from: SocketAddr) -> bool {
+        let per_ip = self
+            .sessions
+            .values()
+            .filter(|s| s.peer.ip() == from.ip())
+            .count();
+        if per_ip >= self.opts.max_sessions_per_address.max(1) {
+            return false;
+        }
+        if self.sessions.len() < self.opts.max_sessions.max(1) {
+            return true;
+        }
+        let victim = self
+            .sessions
+            .values()
+            .filter(|s| s.packets == 0)
+            .min_by_key(|s| (s.last_heard, s.id))
+            .map(|s| s.id);
+        match victim {
+            Some(v) => {
+                self.end_session(v);
+                let _ = now;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn end_session(&mut self, id: u64) {
+        if let Some(s) = self.sessions.remove(&id) {
+            let r = s.report();
+            if r.packets > 0 || r.sender_packets.is_some() {
+                self.ended_with_data += 1;
+            }
+            if self.finished.len() >= MAX_FINISHED {
+                self.finished.pop_front();
+            }
+            self.finished.push_back(r);
+        }
     }
 
     fn push_out(&mut self, d: Vec<u8>, to: SocketAddr) {
@@ -331,34 +676,8 @@ impl ReceiverEngine {
         self.out.push_back((d, to));
     }
 
-    fn send_hello_ack(&mut self) {
-        let Some(s) = self.session.as_ref() else {
-            return;
-        };
-        let der = if s.hello.protected {
-            match self
-                .key
-                .as_ref()
-                .map(|k| tfrc_protect::encode_public_key(&k.public_key()))
-            {
-                Some(Ok(d)) => d,
-                _ => return,
-            }
-        } else {
-            Vec::new()
-        };
-        let mut d = frame::header(Kind::HelloAck, s.id).to_vec();
-        d.extend_from_slice(&frame::encode_hello_ack(
-            s.hello.protected,
-            self.host_id,
-            &der,
-        ));
-        let to = s.peer;
-        self.push_out(d, to);
-    }
-
-    fn on_key(&mut self, now: Time, wrapped: &[u8]) {
-        let Some(s) = self.session.as_mut() else {
+    fn on_key(&mut self, now: Time, id: u64, wrapped: &[u8]) {
+        let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
         if wrapped.is_empty() || wrapped.len() > frame::MAX_WRAPPED {
@@ -373,13 +692,13 @@ impl ReceiverEngine {
             Protection::Keyed { wrapped: w, .. } => {
                 // A retransmitted KEY (our KEY_ACK was lost) is answered again; another key
                 // for the same session is refused.
-                if w.as_slice() != wrapped {
+                if s.mode != Mode::RsaUnauthenticated || w.as_slice() != wrapped {
                     self.drops.unexpected += 1;
                     return;
                 }
             }
             Protection::AwaitingKey => {
-                let Some(k) = self.key.as_ref() else {
+                let Some(k) = self.rsa.as_ref() else {
                     self.drops.unexpected += 1;
                     return;
                 };
@@ -392,7 +711,10 @@ impl ReceiverEngine {
                         };
                     }
                     Err(_) => {
+                        // One RSA decryption per validated HELLO: a failed KEY ends the
+                        // session, so it cannot be used as a decryption oracle.
                         self.drops.tampered += 1;
+                        self.sessions.remove(&id);
                         return;
                     }
                 }
@@ -410,8 +732,8 @@ impl ReceiverEngine {
         self.push_out(d, to);
     }
 
-    fn on_data(&mut self, now: Time, dgram: &[u8], ttl: Option<u8>) {
-        let Some(s) = self.session.as_mut() else {
+    fn on_data(&mut self, now: Time, id: u64, dgram: &[u8], ttl: Option<u8>) {
+        let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
         let clear_end = frame::HEADER_LEN + wire::DATA_HEADER_LEN;
@@ -458,10 +780,12 @@ impl ReceiverEngine {
                 }
             }
         };
-        // A jump of more than MAX_SEQ_JUMP cannot come from a real sender: long before a
-        // million packets go out unanswered, the nofeedback timer (§4.4) has cut the rate to
-        // s/t_mbi. Refusing it keeps one forged number from making every later packet stale.
-        if hdr.seq > s.highest.map_or(0, |h| h).saturating_add(MAX_SEQ_JUMP) {
+        // The sequence window: a number further ahead than the sender can have sent unseen is
+        // forged (plain mode) and would make every later packet stale.
+        let ceiling = s
+            .highest
+            .map_or(MIN_SEQ_WINDOW, |h| h.saturating_add(s.seq_window()));
+        if hdr.seq > ceiling {
             self.drops.out_of_range += 1;
             return;
         }
@@ -488,6 +812,8 @@ impl ReceiverEngine {
         let mut hdr = hdr;
         hdr.rtt = hdr.rtt.min(MAX_HEADER_RTT);
         hdr.t_rto = hdr.t_rto.min(MAX_HEADER_RTT.saturating_mul(4));
+        s.rtt = hdr.rtt;
+        s.meter.on_packet(now, hdr.rtt);
         s.core.on_data_with(
             now,
             &hdr,
@@ -501,6 +827,7 @@ impl ReceiverEngine {
             s.hops = Some(hdr.initial_ttl.saturating_sub(t));
         }
         s.packets += 1;
+        s.since_feedback = s.since_feedback.saturating_add(wire_len);
         s.wire_bytes = s.wire_bytes.saturating_add(wire_len);
         s.payload_bytes = s.payload_bytes.saturating_add(payload.len() as u64);
         s.first.get_or_insert(now);
@@ -514,9 +841,10 @@ impl ReceiverEngine {
             .one_way
             .then(|| now.saturating_since(hdr.timestamp));
         if self.delivered.len() >= self.opts.queue.max(1) {
-            self.app_overflow += 1;
+            s.app_overflow += 1;
         } else {
             self.delivered.push_back(Delivered {
+                session: id,
                 seq: hdr.seq,
                 payload: payload.to_vec(),
                 delay,
@@ -524,8 +852,8 @@ impl ReceiverEngine {
         }
     }
 
-    fn on_fin(&mut self, now: Time, dgram: &[u8]) {
-        let Some(s) = self.session.as_mut() else {
+    fn on_fin(&mut self, now: Time, id: u64, dgram: &[u8]) {
+        let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
         let clear_end = frame::HEADER_LEN + 8;
@@ -546,8 +874,7 @@ impl ReceiverEngine {
             }
             Protection::Keyed { data, .. } => {
                 if let Err(e) = data.open(&dgram[..clear_end], &dgram[clear_end..]) {
-                    // A replayed FIN is a FIN retransmission only if it was never accepted;
-                    // the sender seals each retransmission anew, so a replay is an attack.
+                    // The sender seals each FIN retransmission anew, so a replay is an attack.
                     self.drops.count_open(e);
                     return;
                 }
@@ -558,14 +885,16 @@ impl ReceiverEngine {
         s.sender_packets = Some(u64::from_be_bytes(n));
         s.fin_at.get_or_insert(now);
         s.last_heard = now;
-        self.send_fin_ack();
+        self.send_fin_ack(id);
     }
 
-    fn send_fin_ack(&mut self) {
-        let report = self.report();
-        let Some(s) = self.session.as_mut() else {
+    fn send_fin_ack(&mut self, id: u64) {
+        let drops = self.drops;
+        let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
+        let mut report = s.report();
+        report.drops = drops;
         let Ok(json) = serde_json::to_vec(&report) else {
             return;
         };
@@ -583,43 +912,76 @@ impl ReceiverEngine {
         self.push_out(d, to);
     }
 
-    /// Turn a due feedback report into a datagram.
+    /// Turn due feedback reports into datagrams.
+    ///
+    /// One correction to the core's report: the core measures X_recv over the previous
+    /// R_(m-1) seconds (RFC 5348 §6.2 step 2) but rearms its timer for R_m, so when the RTT in
+    /// the data headers grows, or when a batch is read late (arrivals carry the kernel's
+    /// older stamps), data can arrive after one report and before the window of the next, which
+    /// then says X_recv = 0 although data arrived. A sender that also has p > 0
+    /// then sets X = s/t_mbi (§4.3 step 4) and, with X_recv tiny ever after, stays there:
+    /// through a relay on loopback it stayed at 125 b/s (issue 16). A report due because data
+    /// arrived since the last one (§6.2: only then is one sent) never says 0 here: it gives the
+    /// rate since the last report instead. The first report keeps §6.3's X_recv = 0.
     fn flush_feedback(&mut self, now: Time) {
-        let Some(s) = self.session.as_mut() else {
-            return;
-        };
-        while let Some(fb) = s.core.poll_feedback(now) {
-            let h = frame::header(Kind::Feedback, s.id);
-            let mut d = h.to_vec();
-            d.extend_from_slice(&wire::encode_feedback(&fb));
-            if let Protection::Keyed { feedback, .. } = &mut s.prot {
-                let clear = d.clone();
-                if feedback.seal_into(&clear, &[], &mut d).is_err() {
-                    continue;
+        let mut out = Vec::new();
+        for s in self.sessions.values_mut() {
+            while let Some(mut fb) = s.core.poll_feedback(now) {
+                if let Some(last) = s.last_feedback {
+                    let span = now.saturating_since(last).as_secs_f64();
+                    if fb.x_recv == 0.0 && s.since_feedback > 0 && span > 0.0 {
+                        fb.x_recv = s.since_feedback as f64 / span;
+                        s.x_recv_fixed += 1;
+                    }
                 }
+                s.last_feedback = Some(now);
+                s.since_feedback = 0;
+                let h = frame::header(Kind::Feedback, s.id);
+                let mut d = h.to_vec();
+                d.extend_from_slice(&wire::encode_feedback(&fb));
+                if let Protection::Keyed { feedback, .. } = &mut s.prot {
+                    let clear = d.clone();
+                    if feedback.seal_into(&clear, &[], &mut d).is_err() {
+                        continue;
+                    }
+                }
+                s.feedbacks += 1;
+                out.push((d, s.peer));
             }
-            let to = s.peer;
-            self.feedbacks += 1;
-            if self.out.len() >= MAX_OUT {
-                self.out.pop_front();
-            }
-            self.out.push_back((d, to));
+        }
+        for (d, to) in out {
+            self.push_out(d, to);
         }
     }
 
-    /// The next instant [`on_timeout`](Self::on_timeout) must be called, if any.
+    /// The next instant [`on_timeout`](Self::on_timeout) must be called, if any: a core's
+    /// feedback timer or a session's end.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.session.as_ref().and_then(|s| s.core.poll_timeout())
+        self.sessions
+            .values()
+            .flat_map(|s| [s.core.poll_timeout(), Some(s.expiry(&self.opts))])
+            .flatten()
+            .min()
     }
 
-    /// Run the core's feedback timer.
+    /// Run the cores' feedback timers and end sessions that are over (FIN and linger, or
+    /// idle).
     pub fn on_timeout(&mut self, now: Time) {
-        if let Some(s) = self.session.as_mut() {
+        for s in self.sessions.values_mut() {
             if s.core.poll_timeout().is_some_and(|t| t <= now) {
                 s.core.on_timeout(now);
             }
         }
         self.flush_feedback(now);
+        let over: Vec<u64> = self
+            .sessions
+            .values()
+            .filter(|s| s.expiry(&self.opts) <= now)
+            .map(|s| s.id)
+            .collect();
+        for id in over {
+            self.end_session(id);
+        }
     }
 
     /// The next datagram to send and its destination.
@@ -642,69 +1004,80 @@ impl ReceiverEngine {
         self.delivered.len()
     }
 
-    /// Drops so far.
+    /// Drops so far (all sessions, and datagrams that belong to none).
     pub fn drops(&self) -> Drops {
         self.drops
     }
 
-    /// A session has been accepted.
+    /// At least one session is open.
     pub fn has_session(&self) -> bool {
-        self.session.is_some()
+        !self.sessions.is_empty()
     }
 
-    /// When the FIN arrived, if it has.
-    pub fn fin_at(&self) -> Option<Time> {
-        self.session.as_ref().and_then(|s| s.fin_at)
+    /// Sessions open now.
+    pub fn active_sessions(&self) -> usize {
+        self.sessions.len()
     }
 
-    /// When the session was last heard from.
-    pub fn last_heard(&self) -> Option<Time> {
-        self.session.as_ref().map(|s| s.last_heard)
+    /// Sessions that carried data (or a FIN) and have ended.
+    pub fn sessions_ended(&self) -> u64 {
+        self.ended_with_data
     }
 
-    /// The core receiver's state (None before a session).
+    /// The core receiver's state of the oldest open session.
     pub fn core_status(&self) -> Option<tfrc::ReceiverStatus> {
-        self.session.as_ref().map(|s| s.core.status())
+        self.sessions.values().next().map(|s| s.core.status())
     }
 
-    /// What has been measured so far.
+    /// Bytes received from, and sent to, addresses not yet validated.
+    pub fn reflection(&self) -> (u64, u64) {
+        (self.unvalidated_in, self.unvalidated_out)
+    }
+
+    /// Every session's report: ended ones first (in the order they ended), then open ones.
+    /// Drops are engine-wide in each.
+    pub fn reports(&self) -> Vec<ReceiverReport> {
+        self.finished
+            .iter()
+            .cloned()
+            .chain(self.sessions.values().map(Session::report))
+            .map(|mut r| {
+                self.stamp(&mut r);
+                r
+            })
+            .collect()
+    }
+
+    fn stamp(&self, r: &mut ReceiverReport) {
+        r.drops = self.drops;
+        r.unvalidated_bytes_in = self.unvalidated_in;
+        r.unvalidated_bytes_out = self.unvalidated_out;
+    }
+
+    /// One report: the first session that carried data (ended or open), else the first open
+    /// one, else an empty report with the engine-wide counters.
     pub fn report(&self) -> ReceiverReport {
-        let mut r = ReceiverReport {
-            drops: self.drops,
-            app_overflow: self.app_overflow,
-            feedbacks: self.feedbacks,
-            ..ReceiverReport::default()
-        };
-        if let Some(s) = self.session.as_ref() {
-            let st = s.core.status();
-            r.packets = s.packets;
-            r.wire_bytes = s.wire_bytes;
-            r.payload_bytes = s.payload_bytes;
-            r.span_s = s.first.map_or(0.0, |f| (s.last - f).as_secs_f64());
-            r.sender_packets = s.sender_packets;
-            r.delay = s.delay.summary();
-            r.reordered = s.reordered;
-            r.p = st.p;
-            r.loss_events = st.loss_events;
-            r.lost_packets = st.lost_packets;
-            r.hops = s.hops;
-            r.protected = s.hello.protected;
-            r.variants = s
-                .hello
-                .variants
-                .iter()
-                .map(|c| frame::variants_text(std::slice::from_ref(c)))
-                .collect();
-            r.congestion_losses = st.congestion_losses;
-            r.wireless_losses = st.wireless_losses;
-            r.avg_one_way_delay_s = st.avg_one_way_delay;
-        }
+        let mut r = self
+            .finished
+            .iter()
+            .find(|r| r.packets > 0 || r.sender_packets.is_some())
+            .cloned()
+            .or_else(|| {
+                self.sessions
+                    .values()
+                    .find(|s| s.packets > 0)
+                    .or_else(|| self.sessions.values().next())
+                    .map(Session::report)
+            })
+            .unwrap_or_default();
+        self.stamp(&mut r);
         r
     }
 }
 
 struct Shared {
     report: Mutex<ReceiverReport>,
+    reports: Mutex<Vec<ReceiverReport>>,
     stop: AtomicBool,
     wake: sys::EventFd,
 }
@@ -718,7 +1091,8 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// Bind `addr` and start receiving one session.
+    /// Bind `addr` and start serving sessions (until `opts.sessions` have ended, or
+    /// [`shutdown`](Self::shutdown)).
     pub fn bind(addr: SocketAddr, opts: ReceiverOptions) -> io::Result<Receiver> {
         let sock = UdpSocket::bind(addr)?;
         sock.set_nonblocking(true)?;
@@ -732,6 +1106,7 @@ impl Receiver {
         let (tx, rx) = mpsc::sync_channel(opts.queue.max(1));
         let shared = Arc::new(Shared {
             report: Mutex::new(ReceiverReport::default()),
+            reports: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             wake: sys::EventFd::new()?,
         });
@@ -780,9 +1155,22 @@ impl Receiver {
         self.shared.wake.notify();
     }
 
-    /// Wait for the session to end (FIN and linger, idle timeout, or [`shutdown`](Self::shutdown))
-    /// and return the final report. Undelivered messages are discarded.
-    pub fn wait(mut self) -> io::Result<ReceiverReport> {
+    /// Every session's report so far (refreshed every 100 ms and at the end).
+    pub fn reports(&self) -> Vec<ReceiverReport> {
+        self.shared
+            .reports
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+
+    /// As [`wait`](Self::wait), returning every session's report.
+    pub fn wait_all(mut self) -> io::Result<Vec<ReceiverReport>> {
+        self.join()?;
+        Ok(self.reports())
+    }
+
+    fn join(&mut self) -> io::Result<ReceiverReport> {
         // Keep draining so the thread never blocks on a full channel.
         let Some(t) = self.thread.take() else {
             return Ok(self.report());
@@ -792,6 +1180,13 @@ impl Receiver {
         }
         t.join()
             .map_err(|_| io::Error::other("receiver thread panicked"))?
+    }
+
+    /// Wait for the sessions to end (each by FIN and linger or idle timeout, the receiver
+    /// after `opts.sessions` of them, or [`shutdown`](Self::shutdown)) and return the report of
+    /// the first session that carried data. Undelivered messages are discarded.
+    pub fn wait(mut self) -> io::Result<ReceiverReport> {
+        self.join()
     }
 }
 
@@ -862,25 +1257,15 @@ fn run(
             }
         }
         if now >= next_publish {
-            if let Ok(mut r) = shared.report.lock() {
-                *r = engine.report();
-            }
+            publish(&engine, &shared);
             next_publish = now + Duration::from_millis(100);
         }
         // End of session.
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        if let Some(f) = engine.fin_at() {
-            if now >= f + opts.linger {
-                break;
-            }
-        }
-        if let Some(idle) = opts.idle_timeout {
-            let heard = engine.last_heard().unwrap_or(started);
-            if engine.has_session() && now >= heard + idle {
-                break;
-            }
+        if opts.sessions.is_some_and(|n| engine.sessions_ended() >= n) {
+            break;
         }
         // Wait for input or the next timer; poll at least every 50 ms for the stop flag,
         // the linger and idle deadlines, and the application channel's room.
@@ -902,9 +1287,15 @@ fn run(
             break;
         }
     }
-    let report = engine.report();
+    publish(&engine, &shared);
+    Ok(engine.report())
+}
+
+fn publish(engine: &ReceiverEngine, shared: &Shared) {
     if let Ok(mut r) = shared.report.lock() {
-        *r = report.clone();
+        *r = engine.report();
     }
-    Ok(report)
+    if let Ok(mut r) = shared.reports.lock() {
+        *r = engine.reports();
+    }
 }

@@ -17,11 +17,43 @@ use serde::{Deserialize, Serialize};
 use tfrc::variants::VariantChoice;
 use tfrc::wire;
 use tfrc::{Profile, Time};
-use tfrc_protect::{Channel, Opener, Sealer};
+use tfrc_protect::{Channel, NoiseInitiator, Opener, Sealer, StaticKeypair};
 
-use crate::frame::{self, Hello, Kind};
+use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
+
+/// How a sender protects its session.
+#[derive(Clone, Debug, Default)]
+pub enum Protect {
+    /// Plain: the random session id is the only defence (against off-path attackers).
+    #[default]
+    None,
+    /// Noise IK with the receiver's static public key pinned; packets sealed with
+    /// ChaCha20-Poly1305. A receiver that does not hold the pinned key's private half cannot
+    /// complete the handshake.
+    Noise {
+        /// The receiver's static public key.
+        receiver: [u8; 32],
+        /// This sender's static key (for the receiver's allow-list); none: a fresh key for this
+        /// session.
+        identity: Option<StaticKeypair>,
+    },
+    /// Seed 000's RSA-OAEP exchange (E6): unauthenticated, an active attacker on the path can
+    /// substitute the key. The paper's variant, not a protection to rely on.
+    RsaUnauthenticated,
+}
+
+impl Protect {
+    /// The frame mode.
+    pub fn mode(&self) -> Mode {
+        match self {
+            Protect::None => Mode::Plain,
+            Protect::Noise { .. } => Mode::Noise,
+            Protect::RsaUnauthenticated => Mode::RsaUnauthenticated,
+        }
+    }
+}
 
 /// Where the data comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,13 +75,14 @@ pub struct SenderOptions {
     /// two ends' clocks are not synchronised, so `owd-classifier` without an `offset_clock`
     /// parameter gets `offset_clock=1` (`docs/variants.md`); give `offset_clock=0` to insist.
     pub variants: Vec<VariantChoice>,
-    /// Protected mode (E6): RSA-OAEP key exchange and sealed packets.
-    pub protect: bool,
+    /// How the session is protected.
+    pub protect: Protect,
     /// The data source.
     pub source: Source,
-    /// The application's own rate, bytes/s: data become ready at most this fast (a CBR
-    /// source), so TFRC sends at min(X, limit).
-    pub rate_limit: Option<f64>,
+    /// The application's own rate, bits/s (the unit of every rate in this crate's API:
+    /// [`SenderStats`], [`RateWatch`], the flow summaries): data become ready at most this
+    /// fast (a CBR source), so TFRC sends at min(X, limit).
+    pub rate_limit_bps: Option<f64>,
     /// Stop sending after this long (counted from the end of the handshake).
     pub duration: Option<Duration>,
     /// Give the core the RTT measured by the handshake (HELLO → HELLO_ACK, and KEY → KEY_ACK
@@ -78,9 +111,9 @@ impl Default for SenderOptions {
         SenderOptions {
             profile: Profile::rfc5348(),
             variants: Vec::new(),
-            protect: false,
+            protect: Protect::None,
             source: Source::Messages,
-            rate_limit: None,
+            rate_limit_bps: None,
             duration: None,
             handshake_rtt: true,
             spin: Duration::from_micros(50),
@@ -101,7 +134,7 @@ impl std::fmt::Debug for SenderOptions {
             .field("variants", &self.variants)
             .field("protect", &self.protect)
             .field("source", &self.source)
-            .field("rate_limit", &self.rate_limit)
+            .field("rate_limit_bps", &self.rate_limit_bps)
             .field("duration", &self.duration)
             .field("handshake_rtt", &self.handshake_rtt)
             .finish_non_exhaustive()
@@ -257,9 +290,62 @@ struct Shared {
     queue: Mutex<Queue>,
     room: Condvar,
     stats: Mutex<SenderStats>,
+    rate: Mutex<RateState>,
+    rate_changed: Condvar,
     stop: AtomicBool,
     done: AtomicBool,
     wake: sys::EventFd,
+}
+
+/// The allowed rate as last published, with a generation number that grows at every change.
+#[derive(Clone, Copy, Debug, Default)]
+struct RateState {
+    generation: u64,
+    x_bps: f64,
+    finished: bool,
+}
+
+/// Follows the sender's allowed rate X (bits/s) without polling
+/// [`Sender::stats`]: an encoder waits for the next change and adapts its bitrate to it. Made by
+/// [`Sender::rate_watch`]; any number may exist.
+pub struct RateWatch {
+    shared: Arc<Shared>,
+    seen: u64,
+}
+
+impl RateWatch {
+    /// The allowed rate now, bits/s (0 before the first send time).
+    pub fn rate_bps(&self) -> f64 {
+        self.shared.rate.lock().map(|r| r.x_bps).unwrap_or(0.0)
+    }
+
+    /// Wait up to `timeout` for X to change since this watch last returned a rate; the new rate
+    /// in bits/s, or `None` on timeout or once the sender has stopped.
+    pub fn wait_change(&mut self, timeout: Duration) -> Option<f64> {
+        let g = self.shared.rate.lock().ok()?;
+        let (g, _) = self
+            .shared
+            .rate_changed
+            .wait_timeout_while(g, timeout, |r| r.generation == self.seen && !r.finished)
+            .ok()?;
+        if g.generation == self.seen || g.finished {
+            return None;
+        }
+        self.seen = g.generation;
+        Some(g.x_bps)
+    }
+}
+
+/// Publish X when it changed (at feedbacks and timer expiries) and wake the watches.
+fn publish_rate(shared: &Shared, x_bps: f64, finished: bool) {
+    if let Ok(mut r) = shared.rate.lock() {
+        if r.x_bps != x_bps || r.finished != finished {
+            r.x_bps = x_bps;
+            r.finished = finished;
+            r.generation += 1;
+            shared.rate_changed.notify_all();
+        }
+    }
 }
 
 /// A TFRC sender running on its own thread.
@@ -282,11 +368,13 @@ impl Sender {
             .validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         if frame::encode_hello(&Hello {
-            protected: false,
+            mode: Mode::Plain,
             profile: opts.profile.kind,
             segment_size: 1,
-            host_id: 0,
+            clock_tag: 0,
             variants: opts.variants.clone(),
+            token: Vec::new(),
+            noise: Vec::new(),
         })
         .is_none()
         {
@@ -298,6 +386,15 @@ impl Sender {
                     frame::MAX_VARIANTS
                 ),
             ));
+        }
+        if let Some(r) = opts.rate_limit_bps {
+            // At least 1 b/s keeps every admission interval (s/r) within days, not overflows.
+            if !(r.is_finite() && r >= 1.0) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("rate limit {r} b/s: expected a finite rate of at least 1 b/s"),
+                ));
+            }
         }
         let s = opts.profile.sender.segment_size as usize;
         if s > crate::MAX_SEGMENT {
@@ -324,6 +421,8 @@ impl Sender {
             }),
             room: Condvar::new(),
             stats: Mutex::new(SenderStats::default()),
+            rate: Mutex::new(RateState::default()),
+            rate_changed: Condvar::new(),
             stop: AtomicBool::new(false),
             done: AtomicBool::new(false),
             wake: sys::EventFd::new()?,
@@ -336,6 +435,8 @@ impl Sender {
             .spawn(move || {
                 let r = run(sock, to, opts, &sh, ready_tx);
                 sh.done.store(true, Ordering::SeqCst);
+                let x = sh.rate.lock().map(|r| r.x_bps).unwrap_or(0.0);
+                publish_rate(&sh, x, true);
                 sh.room.notify_all();
                 r
             })?;
@@ -387,6 +488,39 @@ impl Sender {
             self.shared.wake.notify();
         }
         Ok(())
+    }
+
+    /// Queue one message without blocking: `Ok(false)` when the queue is full (the
+    /// application's cue that it produces faster than TFRC allows).
+    pub fn try_send(&self, msg: Vec<u8>) -> Result<bool, SendError> {
+        if msg.len() > self.max_msg {
+            return Err(SendError::TooLong {
+                len: msg.len(),
+                max: self.max_msg,
+            });
+        }
+        let mut q = self.shared.queue.lock().map_err(|_| SendError::Closed)?;
+        if q.closed || self.shared.done.load(Ordering::SeqCst) {
+            return Err(SendError::Closed);
+        }
+        if q.msgs.len() >= self.queue_cap {
+            return Ok(false);
+        }
+        let was_empty = q.msgs.is_empty();
+        q.msgs.push_back(msg);
+        drop(q);
+        if was_empty {
+            self.shared.wake.notify();
+        }
+        Ok(true)
+    }
+
+    /// A watch of the allowed rate X, for an encoder that follows it (see [`RateWatch`]).
+    pub fn rate_watch(&self) -> RateWatch {
+        RateWatch {
+            shared: self.shared.clone(),
+            seen: 0,
+        }
     }
 
     /// The largest message [`send`](Self::send) accepts.
@@ -483,22 +617,103 @@ impl Io {
     }
 }
 
+/// A datagram from the receiver, decoded and checked.
 // Short-lived, one at a time.
 #[allow(clippy::large_enum_variant)]
-enum Input {
+#[derive(Debug)]
+pub enum Input {
+    /// A feedback packet.
     Feedback(tfrc::Feedback),
+    /// The receiver's final report.
     FinAck(ReceiverReport),
+    /// A handshake answer after the handshake (a retransmission's), or nothing to act on.
     Other,
 }
 
-/// Read and check one datagram from the receiver.
-fn read_one(io: &mut Io, now: Time) -> io::Result<Option<Input>> {
+/// Decode one datagram from the receiver once the handshake is over: framing, session id,
+/// AEAD open (`opener`, protected sessions), then the feedback or FIN_ACK body. Anything that
+/// is not valid is counted in `drops` and yields `None`. The sender's whole input path after
+/// the handshake; the fuzz target drives it.
+pub fn decode_input(
+    d: &[u8],
+    session: u64,
+    opener: Option<&mut Opener>,
+    drops: &mut Drops,
+) -> Option<Input> {
+    let f = match frame::parse(d) {
+        Ok(f) => f,
+        Err(e) => {
+            drops.count_frame(e);
+            return None;
+        }
+    };
+    if f.session != session {
+        drops.spoofed += 1;
+        return None;
+    }
+    match f.kind {
+        Kind::Feedback => {
+            let clear_end = frame::HEADER_LEN + wire::FEEDBACK_LEN;
+            if d.len() < clear_end {
+                drops.truncated += 1;
+                return None;
+            }
+            if let Some(o) = opener {
+                if let Err(e) = o.open(&d[..clear_end], &d[clear_end..]) {
+                    drops.count_open(e);
+                    return None;
+                }
+            } else if d.len() != clear_end {
+                drops.malformed += 1;
+                return None;
+            }
+            match wire::decode_feedback(&d[frame::HEADER_LEN..clear_end]) {
+                Ok(fb) => Some(Input::Feedback(fb)),
+                Err(_) => {
+                    drops.malformed += 1;
+                    None
+                }
+            }
+        }
+        Kind::FinAck => {
+            let json = match opener {
+                Some(o) => match o.open(f.header, f.body) {
+                    Ok(p) => p.payload,
+                    Err(e) => {
+                        drops.count_open(e);
+                        return None;
+                    }
+                },
+                None => f.body.to_vec(),
+            };
+            if json.len() > frame::MAX_REPORT {
+                drops.malformed += 1;
+                return None;
+            }
+            match serde_json::from_slice::<ReceiverReport>(&json) {
+                Ok(r) => Some(Input::FinAck(r)),
+                Err(_) => {
+                    drops.malformed += 1;
+                    None
+                }
+            }
+        }
+        // Late handshake answers (retransmissions) are harmless.
+        Kind::HelloAck | Kind::KeyAck | Kind::Retry => Some(Input::Other),
+        _ => {
+            drops.unexpected += 1;
+            None
+        }
+    }
+}
+
+/// Read and check one datagram from the receiver (`None`: nothing to read).
+fn read_one(io: &mut Io, _now: Time) -> io::Result<Option<Input>> {
     let m = match sys::recv_from(&io.sock, &mut io.buf) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
         // ICMP errors (port unreachable) come back through recvmsg on Linux; they are read
         // from the error queue separately.
-        Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Some(Input::Other)),
         Err(_) => return Ok(Some(Input::Other)),
     };
     if m.truncated {
@@ -510,94 +725,52 @@ fn read_one(io: &mut Io, now: Time) -> io::Result<Option<Input>> {
         return Ok(Some(Input::Other));
     }
     let d = &io.buf[..m.len.min(io.buf.len())];
-    let f = match frame::parse(d) {
-        Ok(f) => f,
-        Err(e) => {
-            io.stats.drops.count_frame(e);
-            return Ok(Some(Input::Other));
-        }
-    };
-    if f.session != io.session {
-        io.stats.drops.spoofed += 1;
-        return Ok(Some(Input::Other));
-    }
-    let _ = now;
-    match f.kind {
-        Kind::Feedback => {
-            let clear_end = frame::HEADER_LEN + wire::FEEDBACK_LEN;
-            if d.len() < clear_end {
-                io.stats.drops.truncated += 1;
-                return Ok(Some(Input::Other));
-            }
-            if let Some(o) = io.opener.as_mut() {
-                if let Err(e) = o.open(&d[..clear_end], &d[clear_end..]) {
-                    io.stats.drops.count_open(e);
-                    return Ok(Some(Input::Other));
-                }
-            } else if d.len() != clear_end {
-                io.stats.drops.malformed += 1;
-                return Ok(Some(Input::Other));
-            }
-            match wire::decode_feedback(&d[frame::HEADER_LEN..clear_end]) {
-                Ok(fb) => Ok(Some(Input::Feedback(fb))),
-                Err(_) => {
-                    io.stats.drops.malformed += 1;
-                    Ok(Some(Input::Other))
-                }
-            }
-        }
-        Kind::FinAck => {
-            let json = match io.opener.as_mut() {
-                Some(o) => match o.open(f.header, f.body) {
-                    Ok(p) => p.payload,
-                    Err(e) => {
-                        io.stats.drops.count_open(e);
-                        return Ok(Some(Input::Other));
-                    }
-                },
-                None => f.body.to_vec(),
-            };
-            if json.len() > frame::MAX_REPORT {
-                io.stats.drops.malformed += 1;
-                return Ok(Some(Input::Other));
-            }
-            match serde_json::from_slice::<ReceiverReport>(&json) {
-                Ok(r) => Ok(Some(Input::FinAck(r))),
-                Err(_) => {
-                    io.stats.drops.malformed += 1;
-                    Ok(Some(Input::Other))
-                }
-            }
-        }
-        // Late handshake answers (retransmissions) are harmless.
-        Kind::HelloAck | Kind::KeyAck => Ok(Some(Input::Other)),
-        _ => {
-            io.stats.drops.unexpected += 1;
-            Ok(Some(Input::Other))
-        }
-    }
+    Ok(Some(
+        decode_input(d, io.session, io.opener.as_mut(), &mut io.stats.drops)
+            .unwrap_or(Input::Other),
+    ))
 }
 
-/// The handshake: HELLO until HELLO_ACK, then (protected) KEY until KEY_ACK. Returns the
-/// RTT it measured: the smaller of the HELLO and KEY exchanges that were answered without a
-/// retransmission (an answer to a retransmitted request cannot be matched to its send time).
+/// What the handshake waits for (one at a time, on the stack of one thread).
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    /// A RETRY (the first HELLO carries no token).
+    Retry,
+    /// The HELLO_ACK to the HELLO with the token.
+    HelloAck(Option<NoiseInitiator>),
+    /// RSA mode: the KEY_ACK.
+    KeyAck,
+}
+
+/// The first HELLO datagram of `session` (no token).
+fn hello_datagram(opts: &SenderOptions, session: u64, token: &[u8], noise: &[u8]) -> Vec<u8> {
+    let hello = Hello {
+        mode: opts.protect.mode(),
+        profile: opts.profile.kind,
+        segment_size: opts.profile.sender.segment_size,
+        clock_tag: tfrc_protect::clock_tag(&crate::host_id().to_be_bytes(), session),
+        variants: opts.variants.clone(),
+        token: token.to_vec(),
+        noise: noise.to_vec(),
+    };
+    let mut d = frame::header(Kind::Hello, session).to_vec();
+    // `connect` checked that the list fits.
+    d.extend_from_slice(&frame::encode_hello(&hello).unwrap_or_default());
+    d
+}
+
+/// The handshake: HELLO until RETRY, HELLO with the token (and the Noise message) until
+/// HELLO_ACK, then (RSA mode) KEY until KEY_ACK. Returns the RTT it measured: the smallest
+/// of the exchanges that were answered without a retransmission (an answer to a retransmitted
+/// request cannot be matched to its send time).
 fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<Option<Duration>> {
     let start = crate::now();
     let deadline = start + opts.connect_timeout;
-    let hello = Hello {
-        protected: opts.protect,
-        profile: opts.profile.kind,
-        segment_size: opts.profile.sender.segment_size,
-        host_id: crate::host_id(),
-        variants: opts.variants.clone(),
-    };
-    let mut hello_d = frame::header(Kind::Hello, io.session).to_vec();
-    // `connect` checked that the list fits.
-    hello_d.extend_from_slice(&frame::encode_hello(&hello).unwrap_or_default());
+    let mut request = hello_datagram(opts, io.session, &[], &[]);
     let retry = Duration::from_millis(200);
-    let mut key_d: Option<Vec<u8>> = None;
+    let mut step = Step::Retry;
     let mut next = start;
-    // Send time and number of sends of the current request (HELLO, then KEY).
+    // Send time and number of sends of the current request.
     let mut sent_at = start;
     let mut sends = 0u32;
     let mut rtt: Option<Duration> = None;
@@ -624,9 +797,9 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<O
             ));
         }
         if now >= next {
-            let d = key_d.clone().unwrap_or_else(|| hello_d.clone());
             sent_at = crate::now();
             sends += 1;
+            let d = request.clone();
             io.send_raw(&d, None);
             next = now + retry;
         }
@@ -650,8 +823,37 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<O
                 io.stats.drops.spoofed += 1;
                 continue;
             }
-            match (f.kind, key_d.is_some()) {
-                (Kind::HelloAck, false) => {
+            match (f.kind, &mut step) {
+                (Kind::Retry, Step::Retry) => {
+                    let Ok(token) = frame::decode_retry(f.body) else {
+                        io.stats.drops.malformed += 1;
+                        continue;
+                    };
+                    measured(sent_at, sends);
+                    let mut init = None;
+                    let mut msg = Vec::new();
+                    if let Protect::Noise { receiver, identity } = &opts.protect {
+                        let me = match identity {
+                            Some(k) => k.clone(),
+                            None => StaticKeypair::generate()
+                                .map_err(|e| io::Error::other(e.to_string()))?,
+                        };
+                        // The prologue covers the fields that do not change with the token.
+                        let prologue = frame::hello_prologue(&request)
+                            .map_err(|e| io::Error::other(e.to_string()))?;
+                        let mut i = NoiseInitiator::new(&me, receiver, &prologue)
+                            .map_err(|e| io::Error::other(e.to_string()))?;
+                        msg = i
+                            .first_message()
+                            .map_err(|e| io::Error::other(e.to_string()))?;
+                        init = Some(i);
+                    }
+                    request = hello_datagram(opts, io.session, token, &msg);
+                    step = Step::HelloAck(init);
+                    sends = 0;
+                    next = crate::now();
+                }
+                (Kind::HelloAck, Step::HelloAck(init)) => {
                     let ack = match frame::decode_hello_ack(f.body) {
                         Ok(a) => a,
                         Err(_) => {
@@ -663,40 +865,72 @@ fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<O
                         return Err(io::Error::new(
                             io::ErrorKind::Unsupported,
                             format!(
-                                "{} refused the session: it cannot apply the variants '{}' \
-                                 (an older tfrclab?)",
+                                "{} refused the session: it does not offer {} mode, or cannot \
+                                 apply the variants '{}'",
                                 io.to,
+                                opts.protect.mode().name(),
                                 frame::variants_text(&opts.variants)
                             ),
                         ));
                     }
-                    if ack.protected != opts.protect {
+                    if ack.mode != opts.protect.mode() {
                         io.stats.drops.unexpected += 1;
                         continue;
                     }
                     let rtt = measured(sent_at, sends);
-                    if !opts.protect {
-                        return Ok(rtt);
+                    match ack.mode {
+                        Mode::Plain => return Ok(rtt),
+                        Mode::Noise => {
+                            let Some(i) = init.take() else {
+                                io.stats.drops.unexpected += 1;
+                                continue;
+                            };
+                            let keys = i.finish(ack.payload).map_err(|_| {
+                                io::Error::new(
+                                    io::ErrorKind::PermissionDenied,
+                                    format!(
+                                        "the Noise handshake with {} failed: the answer was not \
+                                         made with the pinned receiver key (a substituted key, \
+                                         the wrong --peer-key, or tampering)",
+                                        io.to
+                                    ),
+                                )
+                            })?;
+                            io.sealer = Some(Sealer::new(&keys.to_responder, Channel::Data));
+                            io.opener = Some(Opener::new(&keys.to_initiator, Channel::Feedback));
+                            return Ok(rtt);
+                        }
+                        Mode::RsaUnauthenticated => {
+                            let pk = tfrc_protect::decode_public_key(ack.payload).map_err(|e| {
+                                io::Error::new(
+                                    io::ErrorKind::InvalidData,
+                                    format!("receiver's public key: {e}"),
+                                )
+                            })?;
+                            let bits = tfrc_protect::modulus_bits(&pk);
+                            if bits < crate::receiver::MIN_RSA_BITS {
+                                return Err(io::Error::new(
+                                    io::ErrorKind::InvalidData,
+                                    format!(
+                                        "receiver's RSA key has {bits} bits: at least {} needed",
+                                        crate::receiver::MIN_RSA_BITS
+                                    ),
+                                ));
+                            }
+                            let w = tfrc_protect::wrap_session_key(&pk, &mut OsRng)
+                                .map_err(|e| io::Error::other(e.to_string()))?;
+                            io.sealer = Some(Sealer::new(&w.key, Channel::Data));
+                            io.opener = Some(Opener::new(&w.key, Channel::Feedback));
+                            let mut k = frame::header(Kind::Key, io.session).to_vec();
+                            k.extend_from_slice(&w.wrapped);
+                            request = k;
+                            step = Step::KeyAck;
+                            sends = 0;
+                            next = crate::now();
+                        }
                     }
-                    let pk = tfrc_protect::decode_public_key(ack.public_key).map_err(|e| {
-                        io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            format!("receiver's public key: {e}"),
-                        )
-                    })?;
-                    let w = tfrc_protect::wrap_session_key(&pk, &mut OsRng)
-                        .map_err(|e| io::Error::other(e.to_string()))?;
-                    io.sealer = Some(Sealer::new(&w.key, Channel::Data));
-                    io.opener = Some(Opener::new(&w.key, Channel::Feedback));
-                    let mut k = frame::header(Kind::Key, io.session).to_vec();
-                    k.extend_from_slice(&w.wrapped);
-                    sent_at = crate::now();
-                    sends = 1;
-                    io.send_raw(&k, None);
-                    key_d = Some(k);
-                    next = crate::now() + retry;
                 }
-                (Kind::KeyAck, true) => {
+                (Kind::KeyAck, Step::KeyAck) => {
                     let ok = io
                         .opener
                         .as_mut()
@@ -783,6 +1017,8 @@ fn run(
         core.on_handshake_rtt(crate::now(), r);
     }
     let s = opts.profile.sender.segment_size as usize;
+    // The core's unit is bytes/s.
+    let rate_limit = opts.rate_limit_bps.map(|b| b / 8.0);
     let generated: Vec<u8> = (0..s).map(|i| (i % 251) as u8).collect();
     let start = crate::now();
     let end = opts.duration.map(|d| start + d);
@@ -855,7 +1091,7 @@ fn run(
         let mut app_closed = false;
         if !stopping {
             match opts.source {
-                Source::Generated => match opts.rate_limit {
+                Source::Generated => match rate_limit {
                     None => {
                         if !infinite {
                             core.set_infinite_backlog(now);
@@ -881,7 +1117,7 @@ fn run(
                         .map_err(|_| io::Error::other("queue poisoned"))?;
                     let mut n = 0u64;
                     while let Some(m) = q.msgs.front() {
-                        if let Some(r) = opts.rate_limit {
+                        if let Some(r) = rate_limit {
                             if next_admit > now {
                                 break;
                             }
@@ -908,6 +1144,7 @@ fn run(
         if core.poll_timeout().is_some_and(|t| t <= now) {
             core.on_timeout(now);
         }
+        publish_rate(shared, core.rate() * 8.0, false);
         // 4. Transmit whatever the core allows now.
         if !stopping {
             while let Some(h) = core.poll_transmit(now) {
@@ -949,7 +1186,7 @@ fn run(
         if let Some(t) = core.poll_timeout() {
             wake = wake.min(t.max(now));
         }
-        if opts.rate_limit.is_some() {
+        if rate_limit.is_some() {
             wake = wake.min(next_admit.max(now));
         }
         if let Some(e) = end {

@@ -1,5 +1,5 @@
 //! Counters and summaries: what was dropped and why, delay and jitter, and the per-flow summary
-//! with the metric names of `summary.json` (`shared/spec/variants.md`, Metrics).
+//! with the metric names of `summary.json` (`docs/metrics.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +36,20 @@ pub struct Drops {
     /// HELLOs asking for variants this receiver cannot apply (answered with a refusal).
     #[serde(default)]
     pub refused: u64,
+    /// HELLOs with a retry token that is forged, expired, or minted for another address or
+    /// session.
+    #[serde(default)]
+    pub bad_token: u64,
+    /// Validated HELLOs refused because the session table (or the sender address's share of
+    /// it) is full.
+    #[serde(default)]
+    pub table_full: u64,
+    /// Noise handshakes that failed (a wrong or substituted key, tampered cleartext).
+    #[serde(default)]
+    pub handshake_failed: u64,
+    /// Noise handshakes from a sender whose static key is not on the allow-list.
+    #[serde(default)]
+    pub not_allowed: u64,
 }
 
 impl Drops {
@@ -54,6 +68,10 @@ impl Drops {
             self.replayed,
             self.too_old,
             self.refused,
+            self.bad_token,
+            self.table_full,
+            self.handshake_failed,
+            self.not_allowed,
         ]
         .iter()
         .fold(0u64, |a, b| a.saturating_add(*b))
@@ -296,6 +314,30 @@ pub struct ReceiverReport {
     /// `offset_clock=1` it is relative: SLD − min(SLD) + minRTT/2).
     #[serde(default)]
     pub avg_one_way_delay_s: Option<f64>,
+    /// The session id (0 in an engine-wide report without a session).
+    #[serde(default)]
+    pub session: u64,
+    /// The sender's address.
+    #[serde(default)]
+    pub peer: Option<String>,
+    /// How the session was protected: `plain`, `noise` or `rsa-unauthenticated`.
+    #[serde(default)]
+    pub protection: String,
+    /// Noise: the sender's static public key (hex), authenticated by the handshake.
+    #[serde(default)]
+    pub sender_key: Option<String>,
+    /// Bytes received from addresses not yet validated, and bytes sent to them (reflection:
+    /// the receiver never sends more than it received before validation).
+    #[serde(default)]
+    pub unvalidated_bytes_in: u64,
+    /// See `unvalidated_bytes_in`.
+    #[serde(default)]
+    pub unvalidated_bytes_out: u64,
+    /// Feedbacks whose X_recv the core computed as 0 although data had arrived since the
+    /// previous feedback, sent with the rate since that feedback instead
+    /// (`docs/real-network.md`, "X_recv = 0").
+    #[serde(default)]
+    pub x_recv_zero_replaced: u64,
 }
 
 impl ReceiverReport {

@@ -1,5 +1,6 @@
 //! Bounded memory under a flood: 800,000 datagrams (5,000 a second of receiver time, 160 s) — junk, spoofed session ids, and
-//! in-session data with sequence numbers drawn from the whole u64 range (an on-path attacker
+//! in-session data with sequence numbers drawn from the whole u64 range (most outside the
+//! sequence window) (an on-path attacker
 //! who knows the session id; protected mode would stop it) — with an application that never
 //! reads. The process's resident memory must level off, not grow with the flood.
 //! (Alone in its file: RSS is per process, so no other test may run beside it.)
@@ -74,7 +75,8 @@ fn receiver_memory_stays_bounded_under_a_flood() {
         "{:?}",
         r.drops
     );
-    assert!(r.drops.spoofed >= 260_000, "{:?}", r.drops);
+    // Random session ids: no such session.
+    assert!(r.drops.unexpected >= 260_000, "{:?}", r.drops);
     // The undelivered messages are capped at the application queue.
     assert!(e.delivered_len() <= tfrc_udp::ReceiverOptions::default().queue);
     assert!(r.packets > 50_000, "the core was exercised: {}", r.packets);

@@ -3,19 +3,31 @@
 
 use std::time::Duration;
 
-use tfrc_udp::{Receiver, ReceiverOptions, Sender, SenderOptions, Source};
+use tfrc_protect::StaticKeypair;
+use tfrc_udp::frame::Mode;
+use tfrc_udp::{Protect, Receiver, ReceiverOptions, Sender, SenderOptions, Source};
 
-fn receiver(protect: bool) -> Receiver {
+fn receiver(mode: Mode, key: Option<&StaticKeypair>) -> Receiver {
     let opts = ReceiverOptions {
-        require_protection: protect,
-        rsa_bits: 1024,
+        require_protection: mode != Mode::Plain,
+        rsa_unauthenticated: mode == Mode::RsaUnauthenticated,
+        noise_key: key.cloned(),
         ..ReceiverOptions::default()
     };
     Receiver::bind("127.0.0.1:0".parse().unwrap(), opts).unwrap()
 }
 
-fn transfer(protect: bool) {
-    let rx = receiver(protect);
+fn transfer(mode: Mode) {
+    let key = StaticKeypair::generate().unwrap();
+    let rx = receiver(mode, Some(&key));
+    let protect = match mode {
+        Mode::Plain => Protect::None,
+        Mode::Noise => Protect::Noise {
+            receiver: *key.public(),
+            identity: None,
+        },
+        Mode::RsaUnauthenticated => Protect::RsaUnauthenticated,
+    };
     let tx = Sender::connect(
         rx.local_addr(),
         SenderOptions {
@@ -56,7 +68,8 @@ fn transfer(protect: bool) {
     let r = report.receiver.expect("FIN_ACK arrived");
     assert_eq!(r.sender_packets, Some(u64::from(n)));
     assert_eq!(r.packets, u64::from(n));
-    assert_eq!(r.protected, protect);
+    assert_eq!(r.protected, mode.protected());
+    assert_eq!(r.protection, mode.name());
     // Loopback does not route: TTL arrives as sent, so zero hops (E5).
     assert_eq!(r.hops, Some(0));
     assert_eq!(report.sender.hops, Some(0));
@@ -84,23 +97,28 @@ fn transfer(protect: bool) {
 
 #[test]
 fn messages_arrive_in_order_with_hops_and_delay() {
-    transfer(false);
+    transfer(Mode::Plain);
 }
 
 #[test]
-fn protected_session_delivers() {
-    transfer(true);
+fn noise_session_delivers() {
+    transfer(Mode::Noise);
+}
+
+#[test]
+fn rsa_unauthenticated_session_delivers() {
+    transfer(Mode::RsaUnauthenticated);
 }
 
 #[test]
 fn rate_limited_cbr_runs_at_the_application_rate() {
-    let rx = receiver(false);
+    let rx = receiver(Mode::Plain, None);
     let rate_bps = 4e6;
     let tx = Sender::connect(
         rx.local_addr(),
         SenderOptions {
             source: Source::Generated,
-            rate_limit: Some(rate_bps / 8.0),
+            rate_limit_bps: Some(rate_bps),
             duration: Some(Duration::from_secs(2)),
             ..SenderOptions::default()
         },
@@ -121,6 +139,22 @@ fn rate_limited_cbr_runs_at_the_application_rate() {
 }
 
 #[test]
+fn a_bad_rate_limit_is_refused_before_connecting() {
+    for r in [0.0, -1.0, f64::NAN, f64::INFINITY, 0.5] {
+        let err = Sender::connect(
+            "127.0.0.1:9".parse().unwrap(),
+            SenderOptions {
+                rate_limit_bps: Some(r),
+                ..SenderOptions::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{r}: {err}");
+    }
+}
+
+#[test]
 fn connect_to_nobody_times_out_cleanly() {
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = sock.local_addr().unwrap();
@@ -135,4 +169,41 @@ fn connect_to_nobody_times_out_cleanly() {
     .expect("nobody answers");
     assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
     assert!(err.to_string().contains("no answer"), "{err}");
+}
+
+/// An encoder's view: the rate watch reports changes of X without polling (the first within
+/// the handshake's aftermath), and `try_send` never blocks, saying when the queue is full.
+#[test]
+fn rate_watch_and_try_send() {
+    let rx = receiver(Mode::Plain, None);
+    let tx = Sender::connect(
+        rx.local_addr(),
+        SenderOptions {
+            queue: 4,
+            ..SenderOptions::default()
+        },
+    )
+    .unwrap();
+    let drain = std::thread::spawn(move || while rx.recv().is_some() {});
+    let mut w = tx.rate_watch();
+    let first = w.wait_change(Duration::from_secs(5)).expect("a rate");
+    assert!(first > 0.0);
+    assert_eq!(w.rate_bps(), first);
+    let mut full = 0;
+    for _ in 0..2_000 {
+        if !tx.try_send(vec![1u8; 1000]).unwrap() {
+            full += 1;
+        }
+    }
+    assert!(
+        full > 0,
+        "a 4-message queue fills when 2,000 are offered at once"
+    );
+    assert!(matches!(
+        tx.try_send(vec![0u8; 5000]),
+        Err(tfrc_udp::SendError::TooLong { .. })
+    ));
+    let _ = tx.close().unwrap();
+    assert_eq!(w.wait_change(Duration::from_secs(1)), None, "stopped");
+    drain.join().unwrap();
 }

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use rand::rngs::OsRng;
 use tfrc_protect::{Channel, KeyExchange, Opener, Sealer};
-use tfrc_udp::frame::{self, Kind};
+use tfrc_udp::frame::{self, Kind, Mode};
 use tfrc_udp::{ReceiverEngine, ReceiverOptions};
 
 #[test]
@@ -34,7 +34,7 @@ fn junk_spoofed_duplicate_and_reordered_data_are_counted() {
     assert_eq!(d.truncated, 4, "{d:?}");
     assert_eq!(d.malformed, 2, "{d:?}");
 
-    // Spoofed: another session id, or the right id from another address.
+    // Another session id (no such session), or the right id from another address (spoofed).
     e.on_datagram(
         ms(2),
         &data(SESSION ^ 1, &header(0, ms(1)), b"x"),
@@ -50,7 +50,7 @@ fn junk_spoofed_duplicate_and_reordered_data_are_counted() {
         None,
         false,
     );
-    assert_eq!(e.drops().spoofed, 2);
+    assert_eq!((e.drops().unexpected, e.drops().spoofed), (1, 1));
     assert_eq!(e.report().packets, 0, "nothing reached the core");
 
     // 0, 2, 1 (reordered), 2 again (duplicate), 1 again (duplicate).
@@ -77,7 +77,7 @@ fn junk_spoofed_duplicate_and_reordered_data_are_counted() {
     let mut fb = frame::header(Kind::Feedback, SESSION).to_vec();
     fb.extend_from_slice(&[0; 40]);
     e.on_datagram(ms(8), &fb, p, None, false);
-    assert_eq!(e.drops().unexpected, 1);
+    assert_eq!(e.drops().unexpected, 2);
 }
 
 #[test]
@@ -92,11 +92,12 @@ fn data_before_the_handshake_is_ignored() {
     );
     assert_eq!(e.drops().unexpected, 1);
     assert!(!e.has_session());
-    // An unprotected HELLO is refused when protection is required.
+    // RSA mode: data before the key is unexpected.
     let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2)
         .unwrap()
         .with_key(KeyExchange::generate(1024, &mut OsRng).unwrap());
-    e.on_datagram(ms(0), &hello(true), peer(), None, false);
+    let h = validated_hello(&e, ms(0), peer(), Mode::RsaUnauthenticated);
+    e.on_datagram(ms(0), &h, peer(), None, false);
     assert!(e.has_session());
     let ack = e.poll_transmit().expect("HELLO_ACK");
     assert_eq!(frame::parse(&ack.0).unwrap().kind, Kind::HelloAck);
@@ -116,11 +117,12 @@ fn protected_engine() -> (ReceiverEngine, Sealer, Opener) {
     let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2)
         .unwrap()
         .with_key(KeyExchange::generate(1024, &mut OsRng).unwrap());
-    e.on_datagram(ms(0), &hello(true), peer(), None, false);
+    let h = validated_hello(&e, ms(0), peer(), Mode::RsaUnauthenticated);
+    e.on_datagram(ms(0), &h, peer(), None, false);
     let (ack, _) = e.poll_transmit().unwrap();
     let f = frame::parse(&ack).unwrap();
     let a = frame::decode_hello_ack(f.body).unwrap();
-    let pk = tfrc_protect::decode_public_key(a.public_key).unwrap();
+    let pk = tfrc_protect::decode_public_key(a.payload).unwrap();
     let w = tfrc_protect::wrap_session_key(&pk, &mut OsRng).unwrap();
     let mut key = frame::header(Kind::Key, SESSION).to_vec();
     key.extend_from_slice(&w.wrapped);
@@ -215,11 +217,15 @@ fn random_datagrams_never_panic() {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(8);
     let mut e = engine_with_session();
-    let valid = [hello(false), data(SESSION, &header(5, ms(1)), b"abc"), {
-        let mut f = frame::header(Kind::Fin, SESSION).to_vec();
-        f.extend_from_slice(&7u64.to_be_bytes());
-        f
-    }];
+    let valid = [
+        validated_hello(&e, ms(0), peer(), Mode::Plain),
+        data(SESSION, &header(5, ms(1)), b"abc"),
+        {
+            let mut f = frame::header(Kind::Fin, SESSION).to_vec();
+            f.extend_from_slice(&7u64.to_be_bytes());
+            f
+        },
+    ];
     for i in 0..20_000u64 {
         let mut d: Vec<u8> = if i % 2 == 0 {
             let n = rng.gen_range(0..120);

@@ -1,4 +1,4 @@
-//! Variants over the transport: the HELLO (version 2) carries the sender's list, the receiver
+//! Variants over the transport: the HELLO carries the sender's list, the receiver
 //! applies it to its own profile, refuses a list it cannot apply (and stays free for another
 //! session), and a sender with an invalid list fails before sending anything.
 
@@ -9,18 +9,21 @@ use std::time::Duration;
 
 use common::{data, header, ms, peer, SESSION};
 use tfrc::variants::VariantChoice;
-use tfrc_udp::frame::{self, Hello, Kind};
+use tfrc_udp::frame::{self, Hello, Kind, Mode};
 use tfrc_udp::{ReceiverEngine, ReceiverOptions, Sender, SenderOptions};
 
-fn hello_with(variants: &[&str]) -> Vec<u8> {
+/// A HELLO with a valid retry token from `e`.
+fn hello_with(e: &ReceiverEngine, variants: &[&str]) -> Vec<u8> {
     let mut d = frame::header(Kind::Hello, SESSION).to_vec();
     d.extend_from_slice(
         &frame::encode_hello(&Hello {
-            protected: false,
+            mode: Mode::Plain,
             profile: tfrc::ProfileKind::Rfc5348,
             segment_size: 1000,
-            host_id: 1,
+            clock_tag: 1,
             variants: variants.iter().map(|v| v.parse().unwrap()).collect(),
+            token: e.retry_token(ms(0), peer(), SESSION),
+            noise: Vec::new(),
         })
         .unwrap(),
     );
@@ -37,7 +40,7 @@ fn ack(e: &mut ReceiverEngine) -> (Vec<u8>, SocketAddr) {
 #[test]
 fn receiver_applies_the_hello_variants() {
     let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
-    let h = hello_with(&["owd-classifier:offset_clock=1", "ali-mean-replace"]);
+    let h = hello_with(&e, &["owd-classifier:offset_clock=1", "ali-mean-replace"]);
     e.on_datagram(ms(0), &h, peer(), Some(64), false);
     assert!(e.has_session());
     let (d, _) = ack(&mut e);
@@ -69,7 +72,8 @@ fn receiver_applies_the_hello_variants() {
     assert_eq!(r.p, 0.0);
     // Without variants: no classifier, the loss is congestion.
     let mut plain = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
-    plain.on_datagram(ms(0), &hello_with(&[]), peer(), Some(64), false);
+    let h = hello_with(&plain, &[]);
+    plain.on_datagram(ms(0), &h, peer(), Some(64), false);
     for seq in 0..200u64 {
         if seq == 100 {
             continue;
@@ -101,25 +105,21 @@ fn receiver_refuses_variants_it_cannot_apply() {
         &["rto-link-error"],
         &["veno", "simd"],
     ] {
-        e.on_datagram(ms(0), &hello_with(bad), peer(), Some(64), false);
+        let h = hello_with(&e, bad);
+        e.on_datagram(ms(0), &h, peer(), Some(64), false);
         assert!(!e.has_session(), "{bad:?}");
         let (d, to) = ack(&mut e);
         assert_eq!(to, peer());
         let f = frame::parse(&d).unwrap();
         assert_eq!((f.kind, f.session), (Kind::HelloAck, SESSION));
         let a = frame::decode_hello_ack(f.body).unwrap();
-        assert!(a.refused && !a.protected && a.public_key.is_empty());
+        assert!(a.refused && !a.mode.protected() && a.payload.is_empty());
         // No larger than the HELLO: no amplification.
-        assert!(d.len() <= hello_with(bad).len());
+        assert!(d.len() <= h.len());
     }
     assert_eq!(e.drops().refused, 3);
-    e.on_datagram(
-        ms(1),
-        &hello_with(&["ali-mean-include"]),
-        peer(),
-        None,
-        false,
-    );
+    let h = hello_with(&e, &["ali-mean-include"]);
+    e.on_datagram(ms(1), &h, peer(), None, false);
     assert!(e.has_session());
     assert!(
         !frame::decode_hello_ack(frame::parse(&ack(&mut e).0).unwrap().body)

@@ -1,5 +1,5 @@
 //! Loss classification at the receiver: seed 002's one-way-delay rule (Xu, Chu, Wu, Meng, "An
-//! Improved TFRC Scheme for Wired/Wireless Hybrid Networks"; `spec/variants.md` seed 002).
+//! Improved TFRC Scheme for Wired/Wireless Hybrid Networks"; `docs/variants.md` seed 002).
 //!
 //! For data packet i, `SLD_i = recv_time_i - send_time_i` and (seed 002 eq. 4)
 //! `avgSLD_i = a*avgSLD_(i-1) + (1-a)*SLD_i`. A loss revealed by packet j is congestion when
@@ -41,8 +41,9 @@ impl LossDecision {
 pub enum OwdClock {
     /// Sender and receiver clocks agree (the simulator): `SLD = recv - send`.
     Synchronized,
-    /// Real networks, where the clocks differ by an unknown offset (spec seed 002 "Clocks"):
-    /// `SLD - min(SLD) + base`, `base` half the minimum RTT the sender reports in its headers.
+    /// Real networks, where the clocks differ by an unknown offset (`docs/variants.md` seed 002
+    /// "Clocks"): `SLD - min(SLD) + base`, `base` half the minimum RTT the sender reports in its
+    /// headers.
     MinOffset,
 }
 
@@ -198,8 +199,9 @@ mod tests {
         assert!((s.average().unwrap() - 0.011).abs() < 1e-12);
     }
 
-    /// Spec seed 002 "Clocks": with an unknown offset the SLD is SLD − min(SLD) + minRTT/2. A
-    /// receiver clock 1000 s behind gives negative raw SLDs and the same etas as exact clocks.
+    /// `docs/variants.md` seed 002 "Clocks": with an unknown offset the SLD is SLD − min(SLD) +
+    /// minRTT/2. A receiver clock 1000 s behind gives negative raw SLDs and the same etas as exact
+    /// clocks.
     #[test]
     fn min_offset_clock_removes_the_offset() {
         let mut s = OwdState::new(OwdClassifier {
@@ -207,7 +209,8 @@ mod tests {
             ..OwdClassifier::SEED002
         });
         let off = 1_000_000; // ms
-                             // Raw SLDs −999 990, −999 990 ms; minimum RTT reported 40 ms → base 20 ms.
+                             // Raw SLDs −999 990, −999 990 ms; minimum RTT reported 40 ms → base 20
+                             // ms.
         s.on_packet(ms(10), ms(off), 0.04);
         assert!((s.average().unwrap() - 0.020).abs() < 1e-9);
         let eta = s.on_packet(ms(20), ms(off + 10), 0.05).unwrap();

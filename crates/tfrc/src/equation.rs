@@ -7,10 +7,10 @@
 //!           R*sqrt(2*b*p/3) + (t_RTO * (3*sqrt(3*b*p/8)*p*(1+32*p^2)))
 //! ```
 //! One function serves every profile and variant. It is written in the GAIMD form of Padhye,
-//! Yang & Lam (seed 003, `spec/variants.md` V0): a window protocol that adds `alpha` packets per
+//! Yang & Lam (seed 003, `docs/variants.md` V0): a window protocol that adds `alpha` packets per
 //! RTT and keeps the fraction `gamma` of its window on a loss event. `alpha = 1, gamma = 0.5,
 //! k_to = 1` is exactly RFC 5348. NS-2.35's `p_to_b` additionally clamps the timeout factor
-//! `3*sqrt(3bp/8)` at 1 (`spec/tfrc-reference.md` B6-11), selected by [`Equation::clamp_timeout`].
+//! `3*sqrt(3bp/8)` at 1 (`docs/tfrc-core.md` N11), selected by [`Equation::clamp_timeout`].
 
 /// NS-2.35's `MAXRATE` (formula.h): the equation's result is capped at 25e6 bytes/s.
 pub const NS2_MAX_RATE: f64 = 25e6;
@@ -30,7 +30,8 @@ pub struct Equation {
     /// and the full Padhye model do (only matters for p > 8/27 with the RFC parameters).
     pub clamp_timeout: bool,
     /// Upper bound on the result in bytes/s. RFC 5348 has none (`f64::INFINITY`); NS-2.35's
-    /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (spec B6-11).
+    /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (`docs/tfrc-core.md`
+    /// N11).
     pub max_rate: f64,
 }
 
@@ -46,7 +47,7 @@ impl Equation {
     };
 
     /// NS-2.35's `p_to_b`: the RFC equation with the timeout factor clamped at 1 and the result
-    /// capped at 25e6 B/s (spec B6-11).
+    /// capped at 25e6 B/s (`docs/tfrc-core.md` N11).
     pub const NS2: Equation = Equation {
         clamp_timeout: true,
         max_rate: NS2_MAX_RATE,
@@ -126,7 +127,7 @@ impl Equation {
 
 impl Equation {
     /// NS-2.35's `b_to_p` (formula-with-inverse.h), the inverse its receiver uses for the first
-    /// loss interval (spec B5 "First gap"): a bisection that starts at p = 0.5 with step 0.25,
+    /// loss interval (`docs/tfrc-core.md` N21): a bisection that starts at p = 0.5 with step 0.25,
     /// halves the step each round, stops as soon as the rate is within ±5% of `x`, and gives up
     /// after 31 evaluations. It can return p outside the exact inverse by up to 5% in rate, which
     /// is what makes NS-2's first interval what it is; [`Equation::invert`] is the exact inverse.
@@ -168,7 +169,7 @@ mod tests {
         ((a - b) / b).abs() <= rel
     }
 
-    /// RFC 5348 §3.1: the test vectors of spec/tfrc-reference.md A1-3 (s = 1000 B, R = 0.1 s,
+    /// RFC 5348 §3.1: test vectors computed by hand from the formula (s = 1000 B, R = 0.1 s,
     /// t_RTO = 4R, b = 1), which the issue requires to ±0.1%.
     #[test]
     fn rfc5348_s3_1_test_vectors() {
@@ -198,7 +199,7 @@ mod tests {
         }
     }
 
-    /// spec B6-11: NS-2's clamp gives 538 B/s at p = 0.5, R = 0.1 (the RFC gives 417).
+    /// `docs/tfrc-core.md` N11: NS-2's clamp gives 538 B/s at p = 0.5, R = 0.1 (the RFC gives 417).
     #[test]
     fn ns2_clamp_at_high_loss() {
         let x = Equation::NS2.rate(1000.0, 0.1, 0.4, 0.5);
@@ -253,11 +254,11 @@ mod tests {
         }
     }
 
-    /// Seed 003 V1 (spec: "this reading gives about 1.56x" at 10% random loss): X(1, 0.8) over
-    /// X(1, 0.5) at p = 0.1, t_RTO = 4R. First terms sqrt(2·0.5·0.1/1.5) = 0.2581989 and
+    /// Seed 003 V1 (`docs/variants.md`: "this reading gives about 1.56x" at 10% random loss): X(1,
+    /// 0.8) over X(1, 0.5) at p = 0.1, t_RTO = 4R. First terms sqrt(2·0.5·0.1/1.5) = 0.2581989 and
     /// sqrt(2·0.2·0.1/1.8) = 0.1490712; timeout factors 3·sqrt(0.75·0.1/2) = 0.5809475 and
-    /// 3·sqrt(0.36·0.1/2) = 0.4024922, times 4·0.1·1.32 = 0.528: denominators (R = 1)
-    /// 0.2581989 + 0.3067403 = 0.5649392 and 0.1490712 + 0.2125159 = 0.3615871; ratio 1.56239.
+    /// 3·sqrt(0.36·0.1/2) = 0.4024922, times 4·0.1·1.32 = 0.528: denominators (R = 1) 0.2581989 +
+    /// 0.3067403 = 0.5649392 and 0.1490712 + 0.2125159 = 0.3615871; ratio 1.56239.
     #[test]
     fn seed003_v1_veno_gain_at_ten_percent() {
         let veno = Equation {

@@ -1,10 +1,10 @@
 //! Seed 003 (Ishak's thesis "Performance Comparison and Analysis of TCP-Friendly Rate Control
 //! (TFRC) over the Network": TFRC-Veno, TFRC-SIMD and their combination), as parameter sets of the
-//! one GAIMD equation [`Equation`] (`spec/variants.md` V0–V3).
+//! one GAIMD equation [`Equation`] (`docs/variants.md` V0–V3).
 //!
 //! **Reconstruction.** Only the thesis's front matter survives and the TFRC-Veno and SIMD papers'
-//! bodies could not be obtained; everything here follows the spec's reconstruction, and every
-//! constant is a parameter.
+//! bodies could not be obtained; everything here follows the reconstruction in `docs/variants.md`,
+//! and every constant is a parameter.
 
 use crate::equation::Equation;
 
@@ -36,7 +36,7 @@ impl VenoRule {
 /// How `alpha_SIMD` is computed for V3's random-loss equation `X(alpha_SIMD, gamma = beta)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SimdCut {
-    /// Spec reading: alpha_SIMD for a cut of `1 - beta` (the window keeps beta).
+    /// `docs/variants.md` reading: alpha_SIMD for a cut of `1 - beta` (the window keeps beta).
     OneMinusBeta,
     /// The other convention: alpha_SIMD for a cut of `beta`.
     Beta,
@@ -65,13 +65,13 @@ pub enum GrowthCap {
     },
 }
 
-/// The TCP-friendly SIMD increase parameter for decrease fraction `beta` (spec V2):
+/// The TCP-friendly SIMD increase parameter for decrease fraction `beta` (`docs/variants.md` V2):
 /// `a = (81/4)*beta*(1-beta)/(3-2*beta)^2` (1.265625 at beta = 0.5).
 pub fn simd_tcp_friendly_a(beta: f64) -> f64 {
     81.0 / 4.0 * beta * (1.0 - beta) / ((3.0 - 2.0 * beta) * (3.0 - 2.0 * beta))
 }
 
-/// SIMD's per-RTT additive increase for a cut of `c` (spec V2):
+/// SIMD's per-RTT additive increase for a cut of `c` (`docs/variants.md` V2):
 /// `alpha = 2*sqrt(a) = 9*sqrt(c*(1-c))/(3-2*c)` (2.25 at c = 0.5).
 pub fn simd_alpha(c: f64) -> f64 {
     9.0 * (c * (1.0 - c)).sqrt() / (3.0 - 2.0 * c)
@@ -92,8 +92,8 @@ pub fn simd_equation(beta: f64, a: f64, k_to: f64) -> Equation {
     }
 }
 
-/// V3's random-loss equation `X(alpha_SIMD, gamma = beta)` (spec reading: alpha_SIMD for a cut
-/// of `1 - beta`; [`SimdCut::Beta`] is the other convention).
+/// V3's random-loss equation `X(alpha_SIMD, gamma = beta)` (`docs/variants.md` reading: alpha_SIMD
+/// for a cut of `1 - beta`; [`SimdCut::Beta`] is the other convention).
 pub fn combined_random_equation(beta: f64, cut: SimdCut) -> Equation {
     let c = match cut {
         SimdCut::OneMinusBeta => 1.0 - beta,
@@ -199,8 +199,8 @@ mod tests {
         ((a - b) / b).abs()
     }
 
-    /// Spec V2 by hand: a(0.5) = 20.25·0.25/4 = 1.265625, alpha(0.5) = 9·0.5/2 = 2.25,
-    /// alpha(0.1) = 9·0.3/2.8 = 0.964285714…
+    /// `docs/variants.md` V2 by hand: a(0.5) = 20.25·0.25/4 = 1.265625, alpha(0.5) = 9·0.5/2 =
+    /// 2.25, alpha(0.1) = 9·0.3/2.8 = 0.964285714…
     #[test]
     fn simd_constants_by_hand() {
         assert!((simd_tcp_friendly_a(0.5) - 1.265625).abs() < 1e-15);

@@ -7,7 +7,7 @@
 //! events from that point on.
 //!
 //! The averaging itself ([`average_interval`]) is a pure function of the interval window so that
-//! the seed variants E3/E4 (transforms of the window, `spec/variants.md`) slot in as values of
+//! the seed variants E3/E4 (transforms of the window, `docs/variants.md`) slot in as values of
 //! [`IntervalTransform`].
 
 use std::collections::VecDeque;
@@ -21,7 +21,8 @@ use crate::Time;
 pub enum AveragingWindow {
     /// RFC 5348 §5.4: with k closed intervals (k < n), I_0..I_(k-1) and I_1..I_k.
     Rfc5348,
-    /// NS-2.35 WALI: the "with I_0" window holds one interval more, I_0..I_k (spec B6-19).
+    /// NS-2.35 WALI: the "with I_0" window holds one interval more, I_0..I_k (`docs/tfrc-core.md`
+    /// N19).
     Ns2,
 }
 
@@ -30,7 +31,7 @@ pub enum AveragingWindow {
 pub enum DiscountUpdate {
     /// RFC 5348 §5.5: "updated on every packet arrival".
     EveryPacket,
-    /// NS-2.35: only when a report is built (spec B6-20).
+    /// NS-2.35: only when a report is built (`docs/tfrc-core.md` N20).
     EveryReport,
 }
 
@@ -50,7 +51,7 @@ pub enum Discounting {
 }
 
 /// A transform applied to each window of intervals before the weighted mean (seed 000 §3.2,
-/// variants E3/E4 in `spec/variants.md`). Each applies to both windows of §5.4's max rule; with
+/// variants E3/E4 in `docs/variants.md`). Each applies to both windows of §5.4's max rule; with
 /// fewer than [`MIN_TRANSFORM_INTERVALS`] closed intervals every form falls back to `Plain`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum IntervalTransform {
@@ -78,7 +79,7 @@ pub enum IntervalTransform {
 }
 
 /// E3/E4 need this many closed intervals; with fewer they use the plain RFC mean
-/// (`spec/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC
+/// (`docs/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC
 /// mean").
 pub const MIN_TRANSFORM_INTERVALS: usize = 3;
 
@@ -87,7 +88,7 @@ pub const MIN_TRANSFORM_INTERVALS: usize = 3;
 pub enum IntervalCounting {
     /// "the size of I_0 is S_C - S_A + 1".
     Rfc5348,
-    /// NS-2.35 counts I_0 = S_C - S_A (spec B6-18).
+    /// NS-2.35 counts I_0 = S_C - S_A (`docs/tfrc-core.md` N18).
     Ns2,
 }
 
@@ -201,7 +202,7 @@ impl Window {
             IntervalTransform::ConfidenceReplace { t }
             | IntervalTransform::ConfidenceInclude { t } => {
                 // Seed 000 eq. 6: (X - t*sigma/sqrt(k), X + t*sigma/sqrt(k)), sigma the sample
-                // standard deviation; lo clamped to one packet (spec E3).
+                // standard deviation; lo clamped to one packet (`docs/variants.md` E3).
                 let var = vals().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (m - 1) as f64;
                 let h = t * var.sqrt() / (m as f64).sqrt();
                 let (lo, hi) = ((mean - h).max(1.0), mean + h);
@@ -337,8 +338,8 @@ pub struct LostRange {
 }
 
 impl LostRange {
-    /// §5.2: "T_loss = T_before + ((T_after - T_before) * (S_loss - S_before)/(S_after - S_before))".
-    /// Sequence numbers are 64-bit and never wrap, so Dist() is a plain difference.
+    /// §5.2: "T_loss = T_before + ((T_after - T_before) * (S_loss - S_before)/(S_after -
+    /// S_before))". Sequence numbers are 64-bit and never wrap, so Dist() is a plain difference.
     pub fn time_of(&self, s: u64) -> Time {
         let (sb, sa) = (self.before.seq, self.after.seq);
         let (tb, ta) = (self.before.time.as_nanos(), self.after.time.as_nanos());
@@ -800,7 +801,7 @@ mod tests {
         assert_eq!(average_interval(5.0, &[], 1.0, &cfg), None);
     }
 
-    /// spec B6-19: with one closed interval the RFC gives max(I_0, I_1) and NS-2 gives
+    /// `docs/tfrc-core.md` N19: with one closed interval the RFC gives max(I_0, I_1) and NS-2 gives
     /// max((I_0 + I_1)/2, I_1).
     #[test]
     fn ns2_window_has_one_more_interval() {
@@ -899,10 +900,10 @@ mod tests {
         }
     }
 
-    /// E3 applies to the "with I_0" window too (spec: "apply the transform to each of the two
-    /// windows"). I_0 = 200: window 200, 40, 10, 70, 30, 90, 20, 60 has mean 65, sd 60.71008,
-    /// lo = 22.93006, hi = 107.06994; 10 → lo, 200 → hi (both weight 1):
-    /// (418 − 10 + 22.93006 − 200 + 107.06994)/6 = 56.33333, above window 1's 44.25843.
+    /// E3 applies to the "with I_0" window too (`docs/variants.md`: "apply the transform to each of
+    /// the two windows"). I_0 = 200: window 200, 40, 10, 70, 30, 90, 20, 60 has mean 65, sd
+    /// 60.71008, lo = 22.93006, hi = 107.06994; 10 → lo, 200 → hi (both weight 1): (418 − 10 +
+    /// 22.93006 − 200 + 107.06994)/6 = 56.33333, above window 1's 44.25843.
     #[test]
     fn seed000_e3_applies_to_both_windows() {
         let plain_m =
@@ -918,8 +919,8 @@ mod tests {
         assert!((m - 56.333_333).abs() < 1e-5, "{m}");
     }
 
-    /// Spec E3: "With fewer than 3 closed intervals, fall back to the plain RFC mean"; with all
-    /// intervals equal every transform is the identity; lo is clamped to 1 packet.
+    /// `docs/variants.md` E3: "With fewer than 3 closed intervals, fall back to the plain RFC
+    /// mean"; with all intervals equal every transform is the identity; lo is clamped to 1 packet.
     #[test]
     fn seed000_transform_fallback_and_identity() {
         let two = [(10.0, 1.0), (40.0, 1.0)];

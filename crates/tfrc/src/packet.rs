@@ -36,7 +36,8 @@ pub struct Feedback {
     /// t_delay: time between receiving that packet and generating this report (§3.2.2).
     pub elapsed: Duration,
     /// X_recv: the rate at which data was received over the last RTT, bytes/s of segment
-    /// (§3.2.2). The `ns2` profile measures packets/s and reports them times s (spec B6-23).
+    /// (§3.2.2). The `ns2` profile measures packets/s and reports them times s (`docs/tfrc-core.md`
+    /// N23).
     pub x_recv: f64,
     /// p: the receiver's loss event rate (§3.2.2).
     pub p: f64,

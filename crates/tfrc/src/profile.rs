@@ -24,7 +24,7 @@ pub enum InitialWindow {
     /// RFC 5348 §4.2: "W_init = min(4*MSS, max(2*MSS, 4380))", in bytes (with MSS = s).
     Rfc3390Bytes,
     /// NS-2.35 `rate_init_option_` 2: whole packets, 4 if s ≤ 1095, 3 if s < 2190, else 2
-    /// (spec B6-2).
+    /// (`docs/tfrc-core.md` N2).
     Rfc3390Packets,
     /// NS-2.35 `rate_init_option_` 1: a fixed number of packets (`rate_init_`).
     Packets(f64),
@@ -55,7 +55,7 @@ impl InitialWindow {
 pub enum StartRate {
     /// RFC 5348 §4.2: "the value of X is set to s bytes per second".
     OneSegmentPerSecond,
-    /// NS-2.35 `InitRate_` (300 B/s; spec B6-1).
+    /// NS-2.35 `InitRate_` (300 B/s; `docs/tfrc-core.md` N1).
     BytesPerSecond(f64),
 }
 
@@ -89,7 +89,7 @@ pub struct Rfc5348Rules {
     pub data_limited: bool,
 }
 
-/// NS-2.35 Agent/TFRC rate control (spec B4, B6-2…B6-14).
+/// NS-2.35 Agent/TFRC rate control (`docs/tfrc-core.md` N2–N14).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ns2Rules {
     /// `ssmult_`: slow-start multiplier per RTT (2).
@@ -133,7 +133,7 @@ pub enum Oscillation {
     /// Send at X.
     Off,
     /// "X_inst = X * R_sqmean / sqrt(R_sample)" with R_sqmean an EWMA of weight `q2`
-    /// (RFC 5348: 0.9; NS-2.35 uses `df_` = 0.95, spec B6-9/B6-13).
+    /// (RFC 5348: 0.9; NS-2.35 uses `df_` = 0.95, `docs/tfrc-core.md` N9/N13).
     SqrtRtt {
         /// Weight of the old R_sqmean.
         q2: f64,
@@ -145,7 +145,7 @@ pub enum Oscillation {
     /// while the RTT is dominated by propagation delay. On a path whose RTT is almost all
     /// queueing (0.1 ms empty, 100 ms full) one empty-queue sample makes X_inst 25–30 × X for a
     /// whole feedback interval. Linux CCID-3 never let X_inst exceed X
-    /// (`shared/spec/tfrc-reference.md` C7); this is that choice.
+    /// (`docs/tfrc-core.md`, "Options beyond both profiles"); this is that choice.
     SqrtRttCapped {
         /// Weight of the old R_sqmean (RFC 5348: 0.9).
         q2: f64,
@@ -182,7 +182,8 @@ pub enum Pacing {
         credit_rtts: f64,
     },
     /// NS-2.35: a send timer re-armed after each packet with the gap at that moment; no credit
-    /// and no early sending (spec B6-15). Immediate sends on feedback and timer expiry.
+    /// and no early sending (`docs/tfrc-core.md` N15). Immediate sends on feedback and timer
+    /// expiry.
     Ns2Timer,
 }
 
@@ -204,15 +205,15 @@ pub struct SenderConfig {
     /// Rate control rules (§4.3, §4.4, §8.2).
     pub rate_control: RateControl,
     /// The nofeedback interval is max(nofeedback_rtts·R, 2s/X): RFC 5348 §4.3 step 3 uses 4,
-    /// NS-2.35 uses 2 (spec B6-12).
+    /// NS-2.35 uses 2 (`docs/tfrc-core.md` N12).
     pub nofeedback_rtts: f64,
     /// Oscillation damping (§4.5).
     pub oscillation: Oscillation,
     /// A lower bound on the nofeedback interval: the timer is restarted after
     /// max(nofeedback_rtts·R, 2s/X, nofeedback_min). `None` (both presets) is RFC 5348 §4.3
     /// step 3 / §4.4. `Some` **departs from RFC 5348**: on a LAN, max(4R, 2s/X) is a fraction
-    /// of a millisecond and expires between feedbacks (`shared/spec/tfrc-reference.md` C6);
-    /// Linux CCID-3 bounded it below by 100 ms (`CONFIG_IP_DCCP_CCID3_RTO`).
+    /// of a millisecond and expires between feedbacks (`docs/tfrc-core.md`, "Options beyond both
+    /// profiles"); Linux CCID-3 bounded it below by 100 ms (`CONFIG_IP_DCCP_CCID3_RTO`).
     pub nofeedback_min: Option<Duration>,
     /// The RTT written into data packets (§3.2.1, §5.2).
     pub header_rtt: HeaderRtt,
@@ -236,7 +237,8 @@ pub struct LossDetection {
     /// A packet is lost once this many packets with higher sequence numbers have arrived
     /// (RFC: NDUPACK = 3; NS-2.35: `numPkts_` = 1).
     pub ndupack: u32,
-    /// A late packet removes its loss again (§5.1); NS-2.35 never undoes a loss (spec B6-16).
+    /// A late packet removes its loss again (§5.1); NS-2.35 never undoes a loss
+    /// (`docs/tfrc-core.md` N16).
     pub late_fill: bool,
 }
 
@@ -245,7 +247,7 @@ pub struct LossDetection {
 pub enum EventClock {
     /// §5.2: interpolated receiver arrival times.
     ReceiverArrival,
-    /// NS-2.35: interpolated sender timestamps (spec B6-17).
+    /// NS-2.35: interpolated sender timestamps (`docs/tfrc-core.md` N17).
     SenderTimestamp,
 }
 
@@ -254,7 +256,7 @@ pub enum EventClock {
 pub enum FirstTarget {
     /// RFC 5348: "the maximum value of X_recv so far".
     MaxXRecv,
-    /// RFC 3448 / NS-2.35: the X_recv of the last RTT (spec B6-21).
+    /// RFC 3448 / NS-2.35: the X_recv of the last RTT (`docs/tfrc-core.md` N21).
     LastXRecv,
 }
 
@@ -273,7 +275,7 @@ pub enum FirstTrigger {
     /// RFC 5348 §6.3.1: the first detected loss event.
     FirstLossEvent,
     /// NS-2.35 `adjust_history`: the first sequence gap (or ECN mark); the history restarts and
-    /// its first interval counts from the last report (spec B5 "First gap").
+    /// its first interval counts from the last report (`docs/tfrc-core.md` N21).
     FirstGap,
 }
 
@@ -299,8 +301,8 @@ pub enum FeedbackPolicy {
     /// §6.1–§6.3: a timer at R_m; expire early when p rises or the last expiry sent nothing;
     /// feedback for every packet until an RTT estimate arrives.
     Rfc5348,
-    /// NS-2.35 (spec B5, B6-22): report on an arrival at least R/`per_rtt` after the last one,
-    /// on every packet flagged urgent, on a new loss event; a backup timer at
+    /// NS-2.35 (`docs/tfrc-core.md` N22): report on an arrival at least R/`per_rtt` after the last
+    /// one, on every packet flagged urgent, on a new loss event; a backup timer at
     /// `backup_factor`·R/`per_rtt`.
     Ns2 {
         /// Backup timer in RTTs (1.5).
@@ -316,7 +318,8 @@ pub enum XRecvEstimator {
     /// RFC 5348 §6.2: bytes received in the previous R_(m-1) seconds.
     Rfc5348,
     /// NS-2.35 `est_thput`: packets since the last report over the time since it, or packets
-    /// in the last R if the report is less than R old; in packets/s times s (spec B6-23).
+    /// in the last R if the report is less than R old; in packets/s times s (`docs/tfrc-core.md`
+    /// N23).
     Ns2,
 }
 
@@ -456,7 +459,7 @@ impl Profile {
         }
     }
 
-    /// NS-2.35's Agent/TFRC + Agent/TFRCSink with default parameters (spec B1, B2, D).
+    /// NS-2.35's Agent/TFRC + Agent/TFRCSink with default parameters (`docs/tfrc-core.md` N0–N24).
     pub fn ns2() -> Profile {
         Profile {
             kind: ProfileKind::Ns2,
@@ -504,8 +507,8 @@ impl Profile {
                 x_recv: XRecvEstimator::Ns2,
                 classifier: LossClassifier::None,
             },
-            // spec B6-24: `useHeaders_` adds `headersize_` = 32 B to each data packet; the
-            // TFRCSink's `packetSize_` is 40 B.
+            // `docs/tfrc-core.md` N24: `useHeaders_` adds `headersize_` = 32 B to each data packet;
+            // the TFRCSink's `packetSize_` is 40 B.
             overhead: WireOverhead {
                 data_header: 32,
                 feedback: 40,

@@ -121,6 +121,8 @@ const MAX_DECISIONS: usize = 1 << 16;
 pub struct Receiver {
     cfg: ReceiverConfig,
     newest: Option<Newest>,
+    /// i of §6.3: the sequence number of the first packet that arrived.
+    first_seq: Option<u64>,
     pending: Vec<Pending>,
     history: LossHistory,
     packets_received: u64,
@@ -133,6 +135,8 @@ pub struct Receiver {
     /// (seq, arrival) of NS-2's RCVD packets, for `est_thput`.
     rcvd: VecDeque<(u64, Time)>,
     rcvd_since_report: u64,
+    /// Segment bytes received since the last report (also those arriving at its very instant).
+    bytes_since_report: u64,
     data_since_report: bool,
     last_report: Option<Time>,
     max_x_recv: f64,
@@ -176,6 +180,7 @@ impl Receiver {
             ),
             cfg,
             newest: None,
+            first_seq: None,
             pending: Vec::new(),
             packets_received: 0,
             bytes_received: 0,
@@ -185,6 +190,7 @@ impl Receiver {
             arrivals: VecDeque::new(),
             rcvd: VecDeque::new(),
             rcvd_since_report: 0,
+            bytes_since_report: 0,
             data_since_report: false,
             last_report: None,
             max_x_recv: 0.0,
@@ -256,6 +262,9 @@ impl Receiver {
             .bytes_received
             .saturating_add(u64::from(arrival.wire_len));
         self.rcvd_since_report = self.rcvd_since_report.saturating_add(1);
+        self.bytes_since_report = self
+            .bytes_since_report
+            .saturating_add(u64::from(hdr.segment_size));
         self.data_since_report = true;
         if self.cfg.x_recv == XRecvEstimator::Rfc5348 {
             self.arrivals.push_back((now, hdr.segment_size));
@@ -283,20 +292,12 @@ impl Receiver {
             Some(n) => hdr.seq > n.arr.seq,
         };
         if first {
-            // §6.3.1 "if the first data packet is lost": with sequence numbers starting at 0, a
-            // first arrival above 0 means its predecessors were lost. NS-2 starts its record at
-            // the first packet instead ("maxseq = seqno - 1").
-            if self.cfg.first_interval.null_interval_rule && hdr.seq > 0 {
-                self.pending.push(Pending {
-                    lo: 0,
-                    hi: hdr.seq - 1,
-                    later: 0,
-                    before: this,
-                    after: this,
-                    // No delay average exists yet: congestion, the conservative class.
-                    class: LossClass::Congestion,
-                });
-            }
+            // §6.3: "The receiver is initialized by the first data packet that arrives at the
+            // receiver. Let the sequence number of this packet be i." Nothing below i is a hole:
+            // a sender may start anywhere (DCCP's initial sequence numbers are random, RFC 4340
+            // §7.2), and the receiver cannot tell a lost first packet from a later start. (NS-2
+            // does the same: "maxseq = seqno - 1".)
+            self.first_seq = Some(hdr.seq);
         }
         if new_highest {
             if let Some(n) = self.newest {
@@ -577,17 +578,33 @@ impl Receiver {
             return 0.0;
         }
         let from = now.saturating_sub(duration_from_secs_f64(w));
-        let bytes: u64 = self
-            .arrivals
+        let bytes = self.bytes_since(from);
+        if bytes == 0 && self.bytes_since_report > 0 && now > last {
+            // "the receive rate MAY be calculated over a longer time interval, the time interval
+            // going back to the most recent feedback timer expiration that was at least R_(m-1)
+            // seconds ago" (§6.2 step 2): a report is only sent when data arrived since the last
+            // one, so going back to the last report keeps "a minimum value for the measured
+            // receive rate X_recv of one packet per round-trip time" when the timer fired late
+            // or the packets arrived in a burst earlier than R_(m-1) ago (counted by number, so
+            // that a burst arriving at the instant of the last report is not lost). A zero X_recv
+            // would tell the sender the receiver had measured nothing.
+            let w = now.saturating_since(last).as_secs_f64();
+            return self.bytes_since_report as f64 / w;
+        }
+        bytes as f64 / w
+    }
+
+    /// Segment bytes of the data packets that arrived strictly after `from`.
+    fn bytes_since(&self, from: Time) -> u64 {
+        self.arrivals
             .iter()
             .rev()
             .take_while(|e| e.0 > from)
             .map(|e| u64::from(e.1))
-            .sum();
-        bytes as f64 / w
+            .sum()
     }
 
-    /// NS-2 `est_thput()` in packets/s (spec B5 "X_recv").
+    /// NS-2 `est_thput()` in packets/s (`docs/tfrc-core.md` N23).
     fn ns2_thput(&self, now: Time) -> f64 {
         let Some(n) = self.newest else { return 1.0 };
         let last_report = self.last_report.unwrap_or(Time::ZERO);
@@ -643,14 +660,16 @@ impl Receiver {
             FirstTarget::LastXRecv => current,
         };
         if self.cfg.first_interval.null_interval_rule {
-            // "X_target of 0.5/R packets per second" when the first data packet is lost, and
-            // "0.5/R packets per second as the minimum value for X_target".
+            // "X_target of 0.5/R packets per second" when the first data packet is "lost or
+            // ECN-marked" (the receiver sees the mark; a loss below the first arrival it cannot
+            // see, §6.3), and "0.5/R packets per second as the minimum value for X_target".
             let floor = 0.5 * s / r;
-            target = if self.history.first_event_start() == Some(0) {
-                floor
-            } else {
-                target.max(floor)
-            };
+            target =
+                if self.first_seq.is_some() && self.history.first_event_start() == self.first_seq {
+                    floor
+                } else {
+                    target.max(floor)
+                };
         }
         let p = self.invert(target, s, r, t_rto);
         let len = match self.cfg.first_interval.inversion {
@@ -660,7 +679,7 @@ impl Receiver {
         self.history.seed_first_interval(len);
     }
 
-    /// NS-2 `adjust_history()` at the first gap (spec B5 "First gap").
+    /// NS-2 `adjust_history()` at the first gap (`docs/tfrc-core.md` N21).
     fn ns2_adjust_history(&mut self, now: Time, hdr: &DataHeader) {
         self.loss_seen = true;
         let Some(n) = self.newest else { return };
@@ -794,7 +813,8 @@ impl Receiver {
         }
     }
 
-    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (spec B6-20).
+    /// NS-2 `est_loss_WALI()`: discounting is evaluated here, at report time (`docs/tfrc-core.md`
+    /// N20).
     fn ns2_est_loss(&mut self, n: Newest) -> f64 {
         if let Discounting::On {
             update: DiscountUpdate::EveryReport,
@@ -812,6 +832,7 @@ impl Receiver {
         self.last_x_recv = x_recv;
         self.last_report = Some(now);
         self.data_since_report = false;
+        self.bytes_since_report = 0;
         self.feedbacks_sent = self.feedbacks_sent.saturating_add(1);
         let link_errors = core::mem::take(&mut self.link_errors);
         Feedback {
@@ -876,9 +897,7 @@ impl Receiver {
 }
 
 #[cfg(test)]
-#[path = "receiver_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "receiver_variant_tests.rs"]
 mod variant_tests;

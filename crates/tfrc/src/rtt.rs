@@ -11,7 +11,7 @@ use core::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RttEstimator {
     /// RFC 5348 §4.3 step 2: `R = q*R + (1-q)*R_sample`, the first sample taken as is.
-    /// RFC 5348 recommends q = 0.9; NS-2.35 uses `df_` = 0.95 (spec B6-9).
+    /// RFC 5348 recommends q = 0.9; NS-2.35 uses `df_` = 0.95 (`docs/tfrc-core.md` N9).
     Ewma {
         /// Weight of the old estimate, in [0, 1).
         q: f64,
@@ -21,7 +21,7 @@ pub enum RttEstimator {
     Adaptive(AdaptiveRtt),
 }
 
-/// Seed 000 §3.1 pseudo-code (3) (E1, `spec/variants.md`):
+/// Seed 000 §3.1 pseudo-code (3) (E1, `docs/variants.md`):
 /// ```text
 /// if r_(i+1) - r_i > Lt:  R_new = q*R_old + (1-q)*r_(i+1) + (max(samples) - min(samples))
 /// else:                   R_new = q*R_old + (1-q)*r_(i+1)
@@ -38,7 +38,7 @@ pub struct AdaptiveRtt {
 }
 
 impl AdaptiveRtt {
-    /// The spec's defaults: q = 0.9, k = 8, Lt = 0.1·R_old.
+    /// The defaults of `docs/variants.md`: q = 0.9, k = 8, Lt = 0.1·R_old.
     pub const DEFAULT: AdaptiveRtt = AdaptiveRtt {
         q: 0.9,
         k: 8,
@@ -46,7 +46,7 @@ impl AdaptiveRtt {
     };
 }
 
-/// E1's "limited threshold" Lt (spec reading: absolute, or a fraction of R_old).
+/// E1's "limited threshold" Lt (`docs/variants.md` reading: absolute, or a fraction of R_old).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SpikeThreshold {
     /// Lt in seconds.
@@ -63,13 +63,13 @@ pub const MAX_RTT_WINDOW: usize = 64;
 pub enum LinkErrorRto {
     /// Link-error losses are not treated specially.
     Off,
-    /// Spec reading of eq. 4 (after TCP-WELCOME): `RTO_new = (R_new/R_old) * RTO_old` instead of
-    /// the t_RTO policy, for the feedback that reports the loss.
+    /// the reading in `docs/variants.md` of eq. 4 (after TCP-WELCOME): `RTO_new = (R_new/R_old) *
+    /// RTO_old` instead of the t_RTO policy, for the feedback that reports the loss.
     Rescale {
         /// Who decides that a loss was a link error.
         source: LinkErrorSource,
         /// Paper-literal first line of eq. 4: R_new also gets the spread term
-        /// `max(samples) - min(samples)` unconditionally (spec reading: off).
+        /// `max(samples) - min(samples)` unconditionally (`docs/variants.md` reading: off).
         spike: bool,
     },
 }
@@ -94,12 +94,12 @@ pub enum RtoPolicy {
         /// Lower bound (RFC 5348: zero, or 1 s for the MAY variant).
         floor: Duration,
     },
-    /// NS-2.35's `update_rtt`: a TCP-style RTO in integer clock ticks (spec B6-10).
+    /// NS-2.35's `update_rtt`: a TCP-style RTO in integer clock ticks (`docs/tfrc-core.md` N10).
     TcpTicks(TcpRto),
 }
 
 /// Parameters of NS-2.35's TCP-style RTO (`tcp_tick_`, `T_SRTT_BITS`, `T_RTTVAR_BITS`,
-/// `rttvar_exp_`, `minrto_`; spec B1).
+/// `rttvar_exp_`, `minrto_`; `docs/tfrc-core.md` N0).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpRto {
     /// Clock tick (NS-2: 0.1 s).
@@ -161,7 +161,7 @@ pub(crate) struct RttState {
 /// any real RTT, small enough that R, t_RTO and the timers stay finite.
 const MAX_R: f64 = 1e6;
 
-/// Samples kept for E2's spread when E1 does not set `k` (the spec's default k).
+/// Samples kept for E2's spread when E1 does not set `k` (the default k of `docs/variants.md`).
 const DEFAULT_WINDOW: usize = 8;
 
 impl RttState {
@@ -285,7 +285,8 @@ impl RttState {
         self.last_sample = sample;
         self.update_rto(sample);
         if link_error.is_some() && r_old > 0.0 && rto_old > 0.0 {
-            // E2 (spec reading of seed 000 eq. 4): "RTO_new = (R_new / R_old) * RTO_old".
+            // E2 (the reading in `docs/variants.md` of seed 000 eq. 4): "RTO_new = (R_new / R_old)
+            // * RTO_old".
             let rto = rto_old * (self.r / r_old);
             if rto.is_finite() {
                 self.t_rto = rto.min(4.0 * MAX_R);
@@ -303,9 +304,9 @@ impl RttState {
         };
     }
 
-    /// NS-2.35 `update_rtt` (spec B4 step 3): the sample is rounded to whole ticks (at least
-    /// one), smoothed in fixed point with gains 1/8 and 1/4, and the RTO is
-    /// `((rttvar << (exp + srtt_bits - rttvar_bits)) + srtt) >> srtt_bits` ticks.
+    /// NS-2.35 `update_rtt` (NS-2.35's TCP-tick RTO, `docs/tfrc-core.md` N10): the sample is
+    /// rounded to whole ticks (at least one), smoothed in fixed point with gains 1/8 and 1/4, and
+    /// the RTO is `((rttvar << (exp + srtt_bits - rttvar_bits)) + srtt) >> srtt_bits` ticks.
     fn tcp_rto(&mut self, c: TcpRto, sample: f64) -> f64 {
         let tick = c.tick.as_secs_f64().max(1e-9);
         let sb = c.srtt_bits.min(16);
@@ -405,8 +406,8 @@ mod tests {
         assert!((s.oscillation_factor() - 0.22 / 0.4).abs() < 1e-12);
     }
 
-    /// spec B6-10: NS-2's TCP-tick RTO is 0.3 s for any constant RTT up to 0.15 s, and settles
-    /// at 0.5/0.6/0.8 s for 0.2/0.3/0.5 s.
+    /// `docs/tfrc-core.md` N10: NS-2's TCP-tick RTO is 0.3 s for any constant RTT up to 0.15 s, and
+    /// settles at 0.5/0.6/0.8 s for 0.2/0.3/0.5 s.
     #[test]
     fn ns2_tcp_tick_rto() {
         for (rtt, want) in [
@@ -432,8 +433,8 @@ mod tests {
         }
     }
 
-    /// spec B4 step 3: the first TCP-tick sample sets srtt = t << 3, rttvar = t << 1, so one
-    /// tick gives ((2 << 3) + 8) >> 3 = 3 ticks.
+    /// `docs/tfrc-core.md` N10: the first TCP-tick sample sets srtt = t << 3, rttvar = t << 1, so
+    /// one tick gives ((2 << 3) + 8) >> 3 = 3 ticks.
     #[test]
     fn ns2_first_sample_rto() {
         let mut s = RttState::new(
@@ -492,8 +493,9 @@ mod tests {
         assert!((s.r() - 0.10545).abs() < 1e-12, "{}", s.r());
     }
 
-    /// E2 (spec reading of seed 000 eq. 4): RTO_new = (R_new/R_old)·RTO_old for a link-error
-    /// sample. Under t_RTO = 4R it is an identity; it matters where RTO_old is not 4·R_old.
+    /// E2 (the reading in `docs/variants.md` of seed 000 eq. 4): RTO_new = (R_new/R_old)·RTO_old
+    /// for a link-error sample. Under t_RTO = 4R it is an identity; it matters where RTO_old is not
+    /// 4·R_old.
     #[test]
     fn seed000_e2_rto_rescale_by_hand() {
         // 4R: 0.4·(0.11/0.1) = 0.44 = 4·0.11.

@@ -84,6 +84,14 @@ pub struct SenderStatus {
     /// Whether the last feedback judged losses random and so used the random-loss equation
     /// (V1/V3).
     pub random_losses: bool,
+    /// When the nofeedback timer is armed to expire (`None` before the start and after
+    /// [`Sender::stop`]). Under RFC 5348 rate control it is max(4R, 2s/X) after the last
+    /// feedback or expiry, with the X that feedback or expiry left in force.
+    pub nofeedback_at: Option<Time>,
+    /// RTT samples refused as implausible (a feedback echoing a timestamp from the future, or
+    /// reporting an elapsed time t_delay at least as long as the measured round trip; a
+    /// handshake RTT of zero). `docs/tfrc-core.md` states the rule.
+    pub rtt_samples_refused: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,7 +119,8 @@ struct Ns2State {
     delta: f64,
     last_change: Time,
     datalimited: bool,
-    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (spec B4).
+    /// Seconds since the epoch; 0 initially, exactly as NS-2's `lastlimited_` (`docs/tfrc-core.md`
+    /// N14).
     lastlimited: f64,
     all_idle: bool,
     heavyrounds: u32,
@@ -209,6 +218,7 @@ pub struct Sender {
     ttl_exceeded: u64,
     protected_sent: u64,
     link_error_rescales: u64,
+    rtt_samples_refused: u64,
 }
 
 impl Sender {
@@ -267,6 +277,7 @@ impl Sender {
             ttl_exceeded: 0,
             protected_sent: 0,
             link_error_rescales: 0,
+            rtt_samples_refused: 0,
         })
     }
 
@@ -339,7 +350,7 @@ impl Sender {
     /// RFC 5348 §4.2 / NS-2 `start()`.
     fn start(&mut self, now: Time) {
         self.life = Lifecycle::Running;
-        // §4.2: "the value of X is set to s bytes per second" (NS-2: InitRate_, B6-1).
+        // §4.2: "the value of X is set to s bytes per second" (NS-2: InitRate_, N1).
         self.x = match self.cfg.startup.rate {
             StartRate::OneSegmentPerSecond => self.s,
             StartRate::BytesPerSecond(r) => r,
@@ -396,7 +407,8 @@ impl Sender {
         self.initial_window() * self.s / self.rtt.r()
     }
 
-    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (spec B6-8).
+    /// The lowest allowed rate: s/t_mbi under RFC 5348 (§4.3), none in NS-2 (`docs/tfrc-core.md`
+    /// N8).
     fn min_rate(&self) -> f64 {
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.s / r.t_mbi.as_secs_f64(),
@@ -440,7 +452,8 @@ impl Sender {
         let f = match self.cfg.oscillation {
             Oscillation::Off => 1.0,
             Oscillation::SqrtRtt { .. } => self.rtt.oscillation_factor(),
-            // Not RFC 5348: X_inst never above X (Linux CCID-3, spec C7).
+            // Not RFC 5348: X_inst never above X (Linux CCID-3; `docs/tfrc-core.md`, "Options
+            // beyond both profiles").
             Oscillation::SqrtRttCapped { .. } => self.rtt.oscillation_factor().min(1.0),
         };
         (self.x * f).max(self.min_rate()).min(X_MAX)
@@ -501,7 +514,7 @@ impl Sender {
             && self.ns2.phase == Ns2Phase::SlowStart
             && self.ns2.oldrate + SMALLFLOAT < self.x;
         let xrate = if ramp {
-            // spec B6-4: "ramp the pacing rate linearly toward the new rate over one RTT".
+            // `docs/tfrc-core.md` N4: the pacing rate ramps linearly to the new rate over one RTT.
             self.ns2.oldrate += self.ns2.delta;
             self.ns2.oldrate
         } else {
@@ -689,7 +702,7 @@ impl Sender {
 
     fn nofeedback_expired(&mut self, now: Time) {
         self.nofeedback_expiries = self.nofeedback_expiries.saturating_add(1);
-        // Seed 003 V1 (spec): BaseRTT is "reset after idle / nofeedback expiry".
+        // Seed 003 V1 (`docs/variants.md`): BaseRTT is "reset after idle / nofeedback expiry".
         self.veno.reset();
         match self.cfg.rate_control {
             RateControl::Rfc5348(r) => self.rfc_nofeedback(now, r),
@@ -766,7 +779,7 @@ impl Sender {
         self.x = x_bps.min(recv_limit).max(min_rate);
     }
 
-    /// NS-2 `reduce_rate_on_no_feedback()` (spec B4 "Nofeedback expiry", B6-12).
+    /// NS-2 `reduce_rate_on_no_feedback()` (`docs/tfrc-core.md` N12).
     fn ns2_nofeedback(&mut self, now: Time, r: Ns2Rules) {
         if self.ns2.phase != Ns2Phase::SlowStart {
             self.ns2.phase = Ns2Phase::RateDecrease;
@@ -803,11 +816,15 @@ impl Sender {
             return;
         }
         // §4.3 step 1: "R_sample = (t_now - t_recvdata) - t_delay."
-        let sample = now
-            .saturating_since(fb.timestamp_echo)
-            .saturating_sub(fb.elapsed)
-            .as_secs_f64()
-            .max(MIN_SAMPLE);
+        let sample = plausible_sample(now, fb);
+        if sample.is_none() {
+            self.rtt_samples_refused = self.rtt_samples_refused.saturating_add(1);
+            if !self.rtt.has_sample() {
+                // Without any R the feedback cannot be applied (§4.2 needs R for
+                // initial_rate); wait for one whose sample is plausible.
+                return;
+            }
+        }
         let x_recv = if fb.x_recv.is_finite() && fb.x_recv >= 0.0 {
             fb.x_recv
         } else {
@@ -821,7 +838,7 @@ impl Sender {
         let first = self.feedbacks == 0;
         self.feedbacks = self.feedbacks.saturating_add(1);
         let p_before = self.p;
-        if let BacklogRule::Veno(v) = &self.cfg.backlog {
+        if let (BacklogRule::Veno(v), Some(sample)) = (&self.cfg.backlog, sample) {
             self.veno.on_feedback(v, sample, x_recv, self.s);
         }
         // E2: does this feedback report a link-error loss?
@@ -829,8 +846,8 @@ impl Sender {
             LinkErrorRto::Off => false,
             LinkErrorRto::Rescale { source, .. } => match source {
                 LinkErrorSource::Receiver => fb.link_errors > 0,
-                // Spec V1: "N < 3 is also available as a loss classifier for E2": a feedback
-                // with a higher p reports a new loss, judged random by the backlog.
+                // `docs/variants.md` V1: "N < 3 is also available as a loss classifier for E2": a
+                // feedback with a higher p reports a new loss, judged random by the backlog.
                 LinkErrorSource::VenoBacklog => p > p_before && self.veno.random(),
             },
         };
@@ -840,8 +857,8 @@ impl Sender {
         }
         if let GrowthCap::Simd { a } = self.cfg.growth_cap {
             if p > 0.0 {
-                // Spec V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a feedback with a
-                // higher p is a loss event and re-anchors X0.
+                // `docs/variants.md` V2: X <= X0*(1 + a*(t/R)^2/w0^2) between loss events; a
+                // feedback with a higher p is a loss event and re-anchors X0.
                 self.x = self.simd.cap(
                     a,
                     self.x,
@@ -857,12 +874,22 @@ impl Sender {
         }
         self.last_x_recv = x_recv;
         self.sanitize_x();
+        if let RateControl::Rfc5348(_) = self.cfg.rate_control {
+            // §4.3 steps 3 and 6: "RTO = max(4*R, 2*s/X)", "Reset the nofeedback timer to
+            // expire after RTO seconds". RTO is computed here, with the X this feedback left in
+            // force, not before step 4 with the previous X as the RFC lists the steps (Linux
+            // CCID-3's order): after the first feedback raises X from s B/s to W_init/R the
+            // timer is 4R, not 2 s, and it agrees with `status().nofeedback_at`.
+            self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
+            self.sent_since_nfb = false;
+        }
         self.reanchor(now);
     }
 
     /// Fold in a feedback's RTT sample (§4.3 step 2), rescaling t_RTO when the feedback reported
-    /// a link-error loss (E2).
-    fn rtt_sample(&mut self, sample: f64) {
+    /// a link-error loss (E2). A refused sample (`None`) leaves R, R_sqmean and t_RTO alone.
+    fn rtt_sample(&mut self, sample: Option<f64>) {
+        let Some(sample) = sample else { return };
         let q2 = self.q2();
         match self.cfg.link_error_rto {
             LinkErrorRto::Rescale { spike, .. } if self.link_error_fb => {
@@ -878,7 +905,7 @@ impl Sender {
         &mut self,
         now: Time,
         fb: &Feedback,
-        sample: f64,
+        sample: Option<f64>,
         x_recv: f64,
         p: f64,
         first: bool,
@@ -889,8 +916,8 @@ impl Sender {
         self.round = self.round.saturating_add(1);
         self.urgent = false;
         let rr = self.rtt.r();
-        // Step 3: "RTO = max(4*R, 2*s/X)" with the X in force when the feedback arrived.
-        let rto = self.nofeedback_interval();
+        // Step 3 (RTO) and step 6 (the nofeedback timer) are done by `on_feedback` once X is
+        // final.
         let p_prev = self.p;
         self.p = p;
         let min_rate = self.s / r.t_mbi.as_secs_f64();
@@ -905,11 +932,24 @@ impl Sender {
             // (After a handshake RTT the first feedback is an ordinary one.)
             self.x = self.initial_rate();
             self.tld = now;
+            // "recv_limit is set to Infinity for the first two round-trip times of the
+            // connection": two round-trip times are counted from the first R, not from the
+            // first send, so a first packet lost or a first feedback delayed by more than 2R
+            // does not cut the Infinity short.
+            self.restamp_infinity(now);
         } else {
             // Step 4. "If the feedback packet reports a receive rate X_recv of zero … the sender
             // does not consider that the entire interval … was a data-limited interval."
             let limited = r.data_limited && x_recv > 0.0 && limited_interval;
-            let recv_limit = if limited {
+            let recv_limit = if x_recv == 0.0 {
+                // A zero X_recv says the receiver had nothing to measure yet (§6.3's first
+                // report, or a feedback sent before any packet fell in its R_(m-1) window); it is
+                // not a receive rate. Entering it into X_recv_set would delete the Infinity and
+                // give recv_limit = 0, pinning X at s/t_mbi with p > 0 (one packet per 64 s)
+                // until the receiver had something to measure, which it never would. The set is
+                // left as it is, as Linux CCID-3 ignored the first feedback's X_recv.
+                2.0 * self.max_x_recv()
+            } else if limited {
                 if p > p_prev {
                     // "Halve entries in X_recv_set; X_recv = 0.85 * X_recv; Maximize X_recv_set();
                     // recv_limit = max (X_recv_set);"
@@ -936,9 +976,15 @@ impl Sender {
             }
         }
         self.x_calc = if p > 0.0 { self.equation_rate() } else { 0.0 };
-        // Step 6: "Reset the nofeedback timer to expire after RTO seconds."
-        self.nfb_at = Some(add_secs(now, rto));
-        self.sent_since_nfb = false;
+    }
+
+    /// Re-stamp X_recv_set's initial Infinity, if still there, at the first RTT measurement.
+    fn restamp_infinity(&mut self, now: Time) {
+        for e in &mut self.x_recv_set {
+            if e.0.is_infinite() {
+                e.1 = now;
+            }
+        }
     }
 
     /// §4.3 "Maximize X_recv_set()": keep only the largest of the set and X_recv, without the
@@ -967,11 +1013,11 @@ impl Sender {
         self.x_recv_set.iter().map(|e| e.0).fold(0.0, f64::max)
     }
 
-    /// NS-2.35 `TfrcAgent::recv()` (spec B4 "On feedback").
+    /// NS-2.35 `TfrcAgent::recv()` (the NS-2 sender rules in `docs/tfrc-core.md`).
     fn ns2_feedback(
         &mut self,
         now: Time,
-        sample: f64,
+        sample: Option<f64>,
         x_recv: f64,
         p: f64,
         first: bool,
@@ -979,7 +1025,7 @@ impl Sender {
     ) {
         self.round = self.round.saturating_add(1);
         self.urgent = false;
-        // "The first report's X_recv is ignored" (B6-2): round_id > 1 only.
+        // The first report's X_recv is ignored (`docs/tfrc-core.md` N2): round_id > 1 only.
         if self.round > 1 && x_recv > 0.0 {
             self.ns2.ss_maxrate = 2.0 * x_recv;
             self.ns2.maxrate = 2.0 * x_recv;
@@ -998,7 +1044,7 @@ impl Sender {
             self.ns2_nextpkt(now);
         } else if self.ns2.phase == Ns2Phase::SlowStart {
             if p > 0.0 {
-                // B6-6: leave slow start at X_calc, with no receive-rate cap.
+                // N6: leave slow start at X_calc, with no receive-rate cap.
                 self.ns2.phase = Ns2Phase::OutOfSlowStart;
                 self.x = self.x_calc;
                 self.ns2.oldrate = self.x;
@@ -1027,7 +1073,7 @@ impl Sender {
         };
     }
 
-    /// NS-2 `slowstart()` (spec B4, B6-3).
+    /// NS-2 `slowstart()` (`docs/tfrc-core.md` N3).
     fn ns2_slowstart(&mut self, now: Time, r: Ns2Rules) {
         let rr = self.rtt.r();
         let w = self.initial_window();
@@ -1053,7 +1099,7 @@ impl Sender {
                 self.ns2_set_delta();
                 self.ns2.last_change = now;
             } else if self.x > self.ns2.ss_maxrate {
-                // B6-3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+                // `docs/tfrc-core.md` N3: a rate above the cap falls to X_recv (half the cap).
                 self.x = self.ns2.ss_maxrate / 2.0;
                 self.ns2.oldrate = self.x;
                 self.ns2.delta = 0.0;
@@ -1067,7 +1113,7 @@ impl Sender {
         }
     }
 
-    /// NS-2 `increase_rate()`: about +1 packet/RTT per RTT (spec B6-7).
+    /// NS-2 `increase_rate()`: about +1 packet/RTT per RTT (`docs/tfrc-core.md` N7).
     fn ns2_increase(&mut self, now: Time) {
         let rr = self.rtt.r();
         let mult = (now.saturating_since(self.ns2.last_change).as_secs_f64() / rr).min(2.0);
@@ -1084,7 +1130,7 @@ impl Sender {
         self.ns2.heavyrounds = 0;
     }
 
-    /// NS-2 `decrease_rate()`: X = min(X_calc, max(2·X_recv, s/R)) (spec B6-8).
+    /// NS-2 `decrease_rate()`: X = min(X_calc, max(2·X_recv, s/R)) (`docs/tfrc-core.md` N8).
     fn ns2_decrease(&mut self, now: Time, r: Ns2Rules) {
         self.x = self.x_calc;
         let maximum = self.ns2.maxrate.max(self.s / self.rtt.r());
@@ -1121,6 +1167,11 @@ impl Sender {
         {
             return;
         }
+        if rtt.is_zero() {
+            // Implausible (see `plausible_sample`): W_init/R would be unbounded.
+            self.rtt_samples_refused = self.rtt_samples_refused.saturating_add(1);
+            return;
+        }
         self.rtt.seed(rtt.as_secs_f64().max(MIN_SAMPLE));
         self.handshake_rtt = true;
         if self.life == Lifecycle::Running {
@@ -1128,6 +1179,7 @@ impl Sender {
             self.x = self.initial_rate();
             self.sanitize_x();
             self.tld = now;
+            self.restamp_infinity(now);
             self.nfb_at = Some(add_secs(now, self.nofeedback_interval()));
             self.sent_since_nfb = false;
             self.reanchor(now);
@@ -1233,8 +1285,25 @@ impl Sender {
             link_error_rescales: self.link_error_rescales,
             backlog: self.veno.backlog(),
             random_losses: self.veno.random(),
+            nofeedback_at: self.nfb_at,
+            rtt_samples_refused: self.rtt_samples_refused,
         }
     }
+}
+
+/// §4.3 step 1's R_sample = (t_now − t_recvdata) − t_delay in seconds, or `None` when it is
+/// implausible: the echoed timestamp is not in the past (t_recvdata ≥ t_now), or the receiver's
+/// t_delay is at least the measured round trip. Either says a clock or a header is wrong, and a
+/// sample of zero, floored to 1 µs, would make §4.5's X_inst = X·R_sqmean/sqrt(R_sample)
+/// hundreds of times X (or a first R of 1 µs would start at W_init/1 µs). Such samples are
+/// refused and counted (Linux DCCP clamps its samples for the same reason; QUIC, RFC 9002 §5.3,
+/// never lets an ack delay take a sample below min_rtt). Positive samples are floored at
+/// 1 µs so that R, t_ipi and the equation stay finite.
+fn plausible_sample(now: Time, fb: &Feedback) -> Option<f64> {
+    // An echo from the future measures zero (saturating), and so is refused below.
+    let measured = now.saturating_since(fb.timestamp_echo);
+    let sample = measured.checked_sub(fb.elapsed)?;
+    (!sample.is_zero()).then(|| sample.as_secs_f64().max(MIN_SAMPLE))
 }
 
 /// `t + secs`, saturating; negative or NaN `secs` add nothing.
@@ -1272,11 +1341,9 @@ mod test_support {
 }
 
 #[cfg(test)]
-#[path = "sender_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "sender_variant_tests.rs"]
 mod variant_tests;
 
 /// The send timer's expiry as a [`Time`]: `exact` seconds rounded to the nanosecond, at least

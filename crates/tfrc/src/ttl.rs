@@ -1,5 +1,5 @@
 //! The IP TTL of data packets and which packets are protected: seed 000 §3.3 (E5 adaptive TTL,
-//! eq. 11; E6 protection of raised-TTL packets), as read in `spec/variants.md`.
+//! eq. 11; E6 protection of raised-TTL packets), as read in `docs/variants.md`.
 
 /// The IP TTL the sender writes into each data packet.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,7 +34,7 @@ pub struct AdaptiveTtl {
 }
 
 impl AdaptiveTtl {
-    /// The spec's defaults: a = 0.75, TTL_min = 32, TTL_max = 255, margin 1.
+    /// The defaults of `docs/variants.md`: a = 0.75, TTL_min = 32, TTL_max = 255, margin 1.
     pub const DEFAULT: AdaptiveTtl = AdaptiveTtl {
         a: 0.75,
         min: 32,
@@ -57,7 +57,7 @@ impl AdaptiveTtl {
 pub enum ProtectPolicy {
     /// None.
     Off,
-    /// Packets whose TTL exceeds this fixed baseline (the spec's baseline: 32).
+    /// Packets whose TTL exceeds this fixed baseline (the baseline of `docs/variants.md`: 32).
     AboveBaseline(u8),
     /// Every data packet.
     All,
@@ -117,10 +117,10 @@ impl TtlState {
         }
     }
 
-    /// A packet sent with TTL `sent` expired. Spec E5: the observation is `TTL_used + 1`. A notice
-    /// for a packet sent with less than the current TTL says nothing new (the sender already
-    /// sends with more) and, were it observed, its trend term would pull the TTL back down while
-    /// the packets of the old TTL drain; it is ignored.
+    /// A packet sent with TTL `sent` expired. `docs/variants.md` E5: the observation is `TTL_used +
+    /// 1`. A notice for a packet sent with less than the current TTL says nothing new (the sender
+    /// already sends with more) and, were it observed, its trend term would pull the TTL back down
+    /// while the packets of the old TTL drain; it is ignored.
     pub(crate) fn on_exceeded(&mut self, sent: u8) {
         if sent >= self.ttl {
             self.observe(f64::from(sent) + 1.0);

@@ -191,7 +191,7 @@ pub struct VariantInfo {
     pub summary: &'static str,
     /// Parameters with defaults.
     pub params: &'static [Param],
-    /// The paper's text could not be obtained; this follows `spec/variants.md`'s
+    /// The paper's text could not be obtained; this follows `docs/variants.md`'s
     /// reconstruction.
     pub reconstruction: bool,
 }
@@ -1021,5 +1021,4 @@ fn set(p: &mut Profile, r: &Resolved, owd: bool, veno: bool) -> Result<(), Varia
 }
 
 #[cfg(test)]
-#[path = "variants_tests.rs"]
 mod tests;

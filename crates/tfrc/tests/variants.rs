@@ -1,6 +1,6 @@
 //! Closed-loop behaviour of the seed variants in the `Pair` harness (a sender and a receiver
 //! joined by a fixed path; see `common/mod.rs`). Numbers quoted in `docs/variants.md` come from
-//! these runs.
+//! these runs and from `examples/measure_variants.rs`.
 
 mod common;
 
@@ -31,11 +31,11 @@ fn rate(p: &Profile, path: Path, from: f64, to: f64) -> f64 {
     pair.send_rate(secs(from), secs(to))
 }
 
-/// Seed 003 V1 at random loss (spec: "this reading gives about 1.56x"): one loss every 10
-/// packets on a fixed 100 ms path keeps R_cur = BaseRTT, so N = 0 < 3 and TFRC-Veno runs on
-/// X(1, 0.8). Its rate over RFC 5348's is the equations' ratio 1.56239 (hand-computed in
-/// `equation::tests::seed003_v1_veno_gain_at_ten_percent`), within 2% — each closed loop
-/// tracks its own equation to well under 1% (`pair.rs`). Measured: 27 775 / 17 775 = 1.563.
+/// Seed 003 V1 at random loss (`docs/variants.md`: "this reading gives about 1.56x"): one loss
+/// every 10 packets on a fixed 100 ms path keeps R_cur = BaseRTT, so N = 0 < 3 and TFRC-Veno runs
+/// on X(1, 0.8). Its rate over RFC 5348's is the equations' ratio 1.56239 (hand-computed in
+/// `equation::tests::seed003_v1_veno_gain_at_ten_percent`), within 2% — each closed loop tracks its
+/// own equation to well under 1% (`pair.rs`). Measured: 27 775 / 17 775 = 1.563.
 #[test]
 fn seed003_veno_gain_at_random_loss() {
     let base = rate(
@@ -149,124 +149,4 @@ fn seed002_random_loss_at_steady_delay_is_wireless() {
     let st = pair.receiver.status();
     assert_eq!(st.p, 0.0);
     assert_eq!(st.wireless_losses, seqs.len() as u64);
-}
-
-/// Measurements quoted in `docs/variants.md` (run with `--ignored --nocapture`, release).
-#[test]
-#[ignore]
-fn measure() {
-    for names in [
-        &["veno"][..],
-        &["veno-simd-055"],
-        &["veno-simd-090"],
-        &["simd"],
-    ] {
-        for n in [10u64, 20, 100] {
-            let pr = profile(names);
-            let base = rate(
-                &Profile::rfc5348(),
-                path(50, Loss::EveryNth(n)),
-                100.0,
-                300.0,
-            );
-            let v = rate(&pr, path(50, Loss::EveryNth(n)), 100.0, 300.0);
-            println!(
-                "{names:?} N={n}: rfc {base:.0} variant {v:.0} ratio {:.3}",
-                v / base
-            );
-        }
-    }
-    // Classifier confusion matrix: random loss + DropTail bottleneck.
-    for (bw, limit, p) in [(10e6, 50usize, 0.01), (2e6, 20, 0.02), (10e6, 100, 0.005)] {
-        for names in [
-            &[][..],
-            &["owd-classifier"],
-            &["owd-classifier:k_frac=0.005"],
-        ] {
-            let path = Path {
-                delay: Duration::from_millis(20),
-                bandwidth: Some(bw),
-                loss: Loss::Bernoulli { p, seed: 7 },
-                queue_limit: Some(limit),
-            };
-            let mut pair = Pair::new(profile(names), path);
-            pair.receiver.record_loss_decisions(true);
-            pair.run_until(secs(200.0));
-            let mut m = [[0u64; 2]; 2]; // [true random/queue][classified wireless/congestion]
-            let mut unknown = 0;
-            for d in pair.receiver.drain_loss_decisions().collect::<Vec<_>>() {
-                for s in d.seqs() {
-                    let truth = if pair.path_drop_seqs.binary_search(&s).is_ok() {
-                        0
-                    } else if pair.queue_drop_seqs.binary_search(&s).is_ok() {
-                        1
-                    } else {
-                        unknown += 1;
-                        continue;
-                    };
-                    let c = match d.class {
-                        LossClass::Wireless => 0,
-                        LossClass::Congestion => 1,
-                    };
-                    m[truth][c] += 1;
-                }
-            }
-            let r = pair.send_rate(secs(50.0), secs(200.0));
-            println!(
-                "{names:?} bw {bw} limit {limit} p {p}: rate {:.0} B/s, link {:.0}; random→W {} random→C {} queue→W {} queue→C {} unknown {unknown}",
-                r, bw / 8.0, m[0][0], m[0][1], m[1][0], m[1][1]
-            );
-        }
-    }
-    for names in [
-        &[][..],
-        &["veno"],
-        &["veno-simd-090"],
-        &["adaptive-rtt"],
-        &["adaptive-rtt:lt_seconds=0.002"],
-        &["simd"],
-    ] {
-        let path = Path {
-            delay: Duration::from_millis(20),
-            bandwidth: Some(2e6),
-            loss: Loss::None,
-            queue_limit: Some(20),
-        };
-        let mut pair = Pair::new(profile(names), path);
-        pair.run_until(secs(200.0));
-        println!(
-            "{names:?} droptail 2 Mb/s: rate {:.0} drops {} random_losses {} R {:?}",
-            pair.send_rate(secs(50.0), secs(200.0)),
-            pair.queue_drops,
-            pair.sender.status().random_losses,
-            pair.sender.status().rtt
-        );
-    }
-    for names in [
-        &[][..],
-        &["ali-ci-replace"],
-        &["ali-ci-include"],
-        &["ali-mean-replace"],
-        &["ali-mean-include"],
-        &["adaptive-rtt"],
-    ] {
-        for (bw, limit) in [(None, None), (Some(2e6), Some(20))] {
-            let path = Path {
-                delay: Duration::from_millis(20),
-                bandwidth: bw,
-                loss: Loss::Bernoulli { p: 0.02, seed: 3 },
-                queue_limit: limit,
-            };
-            let mut pair = Pair::new(profile(names), path);
-            pair.run_until(secs(300.0));
-            let st = pair.sender.status();
-            println!(
-                "{names:?} bernoulli 0.02 bw {bw:?}: rate {:.0} p_rx {:.5} R {:?} drops {}",
-                pair.send_rate(secs(50.0), secs(300.0)),
-                pair.receiver.loss_event_rate(),
-                st.rtt,
-                pair.queue_drops
-            );
-        }
-    }
 }

@@ -39,8 +39,10 @@ enum Command {
     Validate(commands::validate::Args),
     /// Send TFRC over a real UDP socket to `tfrclab recv`: a file, stdin, or generated data.
     Send(commands::send::Args),
-    /// Receive a `tfrclab send` session over UDP and print its summary.
+    /// Receive `tfrclab send` sessions over UDP and print their summaries.
     Recv(commands::recv::Args),
+    /// Make a static key pair for protected sessions (`recv --key`, `send --peer-key`).
+    Keygen(commands::keygen::Args),
     /// List the seed-paper variants: name, paper, equations, parameters with defaults,
     /// scenario keys ("reconstruction" where the paper could not be obtained).
     Variants(commands::variants::Args),
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => commands::validate::run(&args),
         Command::Send(args) => commands::send::run(&args),
         Command::Recv(args) => commands::recv::run(&args),
+        Command::Keygen(args) => commands::keygen::run(&args),
         Command::Variants(args) => commands::variants::run(&args),
     };
     match result {

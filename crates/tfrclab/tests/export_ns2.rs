@@ -1,5 +1,5 @@
 //! `tfrclab export-ns2`: the exported scripts run under NS-2.35 and build what the scenario
-//! says, checked from NS-2's own trace (spec B10 format).
+//! says, checked from NS-2's own trace (docs/ns2-reference.md §5).
 //!
 //! These tests need the `ns` binary (Debian/Ubuntu package `ns2`); they fail, naming the
 //! package, when it is missing rather than skipping.
@@ -94,7 +94,7 @@ struct Trace {
 }
 
 /// Parse every line: packet events with netsim's NS-2 line parser (so this also checks that
-/// it reads NS-2's real output), strictly 12 fields per spec B10, and the `v` lines NS-2
+/// it reads NS-2's real output), strictly 12 fields (docs/ns2-reference.md §5), and the `v` lines NS-2
 /// writes for dynamic links.
 fn parse_trace(text: &str) -> Trace {
     let mut tr = Trace::default();

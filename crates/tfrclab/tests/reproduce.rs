@@ -3,9 +3,7 @@
 //! report is in the HTML and in its CSV alike, and every verdict in the HTML is the one
 //! recomputed here from the CSVs (the per-seed samples → mean and Student-t CI → the rule).
 //!
-//! The test checks whatever papers the registry lists and requires the registry to list the
-//! five seed papers; a paper may be missing its module only while it is in
-//! [`NOT_YET_IMPLEMENTED`].
+//! Every one of the five seed papers must produce a report.
 
 mod common;
 
@@ -16,10 +14,6 @@ use std::process::Command;
 use common::chromium;
 use lab::stats::MeanCi;
 use serde_json::Value;
-
-/// Papers whose module does not exist yet. Remove a paper from this list in the commit that
-/// adds its module; once it is empty, every one of the five must produce a report.
-const NOT_YET_IMPLEMENTED: &[&str] = &[];
 
 const PAPERS: [&str; 5] = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"];
 
@@ -289,17 +283,6 @@ fn reproduce_all_quick_writes_consistent_reports() {
             index_html.contains(id),
             "{id} is in the index whatever its status"
         );
-        if status == "not implemented yet" {
-            assert!(
-                NOT_YET_IMPLEMENTED.contains(&id),
-                "{id} has no module but is not allowed to be missing"
-            );
-            continue;
-        }
-        assert!(
-            !NOT_YET_IMPLEMENTED.contains(&id),
-            "{id} is implemented: remove it from NOT_YET_IMPLEMENTED"
-        );
         assert_eq!(status, "report", "{id} was selected by `all`");
         let dir = out.join(id);
         for f in [
@@ -352,8 +335,7 @@ fn reproduce_all_quick_writes_consistent_reports() {
         }
         reports += 1;
     }
-    assert!(reports >= 1, "at least one paper is implemented");
-    assert_eq!(reports + NOT_YET_IMPLEMENTED.len(), PAPERS.len());
+    assert_eq!(reports, PAPERS.len());
     std::fs::remove_dir_all(&work).ok();
 }
 

@@ -162,15 +162,16 @@ fn run_writes_every_output_with_the_required_fields() {
     let mut rd = csv::Reader::from_path(res.join("timeseries.csv")).unwrap();
     assert_eq!(
         rd.headers().unwrap(),
-        vec!["time_s", "metric", "subject", "value"]
+        vec!["time_s", "metric", "subject", "subject_kind", "value"]
     );
     let mut bins = 0;
     let mut sum = 0.0;
     for r in rd.records().map(Result::unwrap) {
         if &r[1] == "throughput_bps" && &r[2] == "tcp1" {
+            assert_eq!(&r[3], "flow");
             bins += 1;
             if r[0].parse::<f64>().unwrap() >= 2.0 {
-                sum += r[3].parse::<f64>().unwrap();
+                sum += r[4].parse::<f64>().unwrap();
             }
         }
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use lab::metrics::FlowMetrics;
 use lab::runner::{simulate, RunOptions};
 use lab::summary::{summarize, timeseries, LinkSummary, SeriesRow, Summary};
-use lab::variant_metrics::{RedSummary, TfrcSummary};
+use lab::summary::{RedSummary, TfrcSummary};
 use scenario::Scenario;
 
 fn variants_dir() -> PathBuf {

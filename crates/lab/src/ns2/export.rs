@@ -442,7 +442,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                         format!(
                             "uses TFRC variant \"{}\"; NS-2.35's Agent/TFRC implements none \
                              of the seed-paper variants (docs/variants.md)",
-                            crate::variant_metrics::choice_text(v)
+                            crate::summary::variants::choice_text(v)
                         ),
                         "remove it from `variants` for NS-2 cross-validation",
                     );
@@ -452,7 +452,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     TfrcProfile::Rfc5348 => bad(
                         item.clone(),
                         "uses TFRC profile \"rfc5348\"; NS-2.35's Agent/TFRC implements only \
-                         its own behaviour, the \"ns2\" profile (spec B6 lists the differences)"
+                         its own behaviour, the \"ns2\" profile (docs/ns2-reference.md §1 lists the differences)"
                             .to_string(),
                         "profile = \"ns2\" for NS-2 cross-validation",
                     ),
@@ -508,6 +508,11 @@ fn secs(d: Duration) -> String {
     }
     let frac = format!("{nanos:09}");
     format!("{whole}.{}", frac.trim_end_matches('0'))
+}
+
+/// Whether an event takes a link down or up (and so needs dynamic links and routing).
+fn switches(a: &LinkAction) -> bool {
+    matches!(a, LinkAction::Down | LinkAction::Up)
 }
 
 /// A number as Tcl and NS-2's parsers read it (Rust's shortest round-trip form, never in
@@ -710,7 +715,7 @@ impl<'a> Writer<'a> {
     }
 
     fn routing(&mut self) {
-        if self.s.events.is_empty() {
+        if !self.s.events.iter().any(|e| switches(&e.action)) {
             return;
         }
         self.line("# Link events: Session routing recomputes the shortest-hop routes as soon as a");
@@ -839,6 +844,9 @@ impl<'a> Writer<'a> {
                 self.line(format!("$em set rate_ {}", num(*rate)));
                 self.line(format!("$em ranvar $ranvar({k})"));
                 self.line(format!("$ns link-lossmodel $em $n({a}) $n({b})"));
+                if self.loss_changes(a, b) {
+                    self.line(format!("set lossmodel({a},{b}) $em"));
+                }
             }
             LossModel::List { packets } => {
                 self.line(format!(
@@ -869,13 +877,39 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Whether an event sets the loss rate of the link direction `a` → `b`.
+    fn loss_changes(&self, a: usize, b: usize) -> bool {
+        self.s.events.iter().any(|e| {
+            let LinkAction::Set(set) = &e.action else {
+                return false;
+            };
+            let Some(link) = self.s.links.get(e.link) else {
+                return false;
+            };
+            set.loss_rate.is_some()
+                && link
+                    .loss
+                    .as_ref()
+                    .is_some_and(|l| Self::directions(link, l.direction).contains(&(a, b)))
+        })
+    }
+
     fn events(&mut self) {
         let s = self.s;
         if s.events.is_empty() {
             return;
         }
-        // Every link an event touches is made dynamic once, in link order.
-        let mut touched: Vec<usize> = s.events.iter().map(|e| e.link).collect();
+        if !s.events.iter().any(|e| switches(&e.action)) {
+            self.set_events();
+            return;
+        }
+        // Every link an up/down event touches is made dynamic once, in link order.
+        let mut touched: Vec<usize> = s
+            .events
+            .iter()
+            .filter(|e| switches(&e.action))
+            .map(|e| e.link)
+            .collect();
         touched.sort_unstable();
         touched.dedup();
         self.line("# Links with events are dynamic; their state changes are traced as v lines.");
@@ -908,6 +942,10 @@ impl<'a> Writer<'a> {
             let op = match action {
                 LinkAction::Down => "down",
                 LinkAction::Up => "up",
+                LinkAction::Set(set) => {
+                    self.set_event(*at, l, set);
+                    continue;
+                }
             };
             self.line(format!(
                 "$ns at {} \"link-event {op} {{{}}}\" ;# {}",
@@ -917,6 +955,56 @@ impl<'a> Writer<'a> {
             ));
         }
         self.line("");
+    }
+
+    /// Scenarios whose events only set link parameters.
+    fn set_events(&mut self) {
+        let s = self.s;
+        for ev in &s.events {
+            if let (LinkAction::Set(set), Some(l)) = (&ev.action, s.links.get(ev.link)) {
+                self.set_event(ev.at, l, set);
+            }
+        }
+        self.line("");
+    }
+
+    /// One `action = "set"` event: NS-2 reads `bandwidth_` and `delay_` of a link's delay
+    /// element when a transmission starts, and `limit_` of its queue on each arrival, so
+    /// setting them at run time leaves packets already on the wire as they were sent.
+    fn set_event(&mut self, at: Duration, l: &Link, set: &scenario::LinkSet) {
+        let all = if l.duplex {
+            LinkDirection::Both
+        } else {
+            LinkDirection::Forward
+        };
+        let mut cmds = Vec::new();
+        for (a, b) in Self::directions(l, all) {
+            let link = format!("[[$ns link $n({a}) $n({b})] link]");
+            if let Some(bw) = set.bandwidth_bps {
+                cmds.push(format!(
+                    "{link} set bandwidth_ {}",
+                    num(bw.round().max(1.0))
+                ));
+            }
+            if let Some(d) = set.delay {
+                cmds.push(format!("{link} set delay_ {}", secs(d)));
+            }
+            if let Some(q) = set.queue_limit {
+                cmds.push(format!("[[$ns link $n({a}) $n({b})] queue] set limit_ {q}"));
+            }
+        }
+        if let (Some(p), Some(loss)) = (set.loss_rate, &l.loss) {
+            for (a, b) in Self::directions(l, loss.direction) {
+                cmds.push(format!("$lossmodel({a},{b}) set rate_ {}", num(p)));
+            }
+        }
+        for c in cmds {
+            self.line(format!(
+                "$ns at {} \"{c}\" ;# {}",
+                secs(at),
+                quoted(&l.name)
+            ));
+        }
     }
 
     fn flows(&mut self) {

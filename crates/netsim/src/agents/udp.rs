@@ -1,5 +1,5 @@
-//! UDP with NS-2's `Application/Traffic/CBR` source (`spec/tfrc-reference.md` B9), and
-//! `Agent/Null`.
+//! UDP with NS-2's `Application/Traffic/CBR` source (defaults in `docs/simulator.md`,
+//! "NS-2.35 behaviour netsim follows"), and `Agent/Null`.
 
 use rand::Rng;
 

@@ -1,4 +1,4 @@
-//! NS-2's `Queue/DropTail` (`spec/tfrc-reference.md` B8).
+//! NS-2's `Queue/DropTail` (semantics in `docs/simulator.md`, "Queues").
 
 use std::collections::VecDeque;
 
@@ -47,6 +47,11 @@ impl DropTail {
             q: VecDeque::new(),
             bytes: 0,
         }
+    }
+
+    /// Set `limit_` (later arrivals see it; waiting packets stay).
+    pub fn set_limit(&mut self, limit: u32) {
+        self.cfg.limit = limit;
     }
 
     /// Offer a packet; returns the packet dropped, if any.

@@ -113,6 +113,15 @@ impl Queue {
         }
     }
 
+    /// Set `limit_` at run time (NS-2 `$ns queue-limit` during a run): later arrivals see the
+    /// new limit; packets already waiting stay, even above it.
+    pub fn set_limit(&mut self, limit: u32) {
+        match self {
+            Queue::DropTail(q) => q.set_limit(limit),
+            Queue::Red(q) => q.set_limit(limit),
+        }
+    }
+
     /// The RED state, for inspection.
     pub fn as_red(&self) -> Option<&Red> {
         match self {
@@ -130,7 +139,8 @@ mod tests {
 
     #[test]
     fn droptail_limit_includes_packet_in_transmission() {
-        // NS-2 B8: limit 10 → at most 9 waiting (the 10th slot is the packet on the wire).
+        // NS-2 (`docs/simulator.md`, "Queues"): limit 10 → at most 9 waiting (the 10th slot is
+        // the packet on the wire).
         let mut rng = ChaCha8Rng::seed_from_u64(0);
         let mut q = Queue::new(
             &QueueConfig::DropTail(DropTailConfig {

@@ -1,4 +1,5 @@
-//! NS-2's `Queue/RED` with its defaults and auto-configuration (`spec/tfrc-reference.md` B8).
+//! NS-2's `Queue/RED` with its defaults and auto-configuration (`docs/simulator.md`,
+//! "Queues").
 //!
 //! The three places later variants change are separate methods dispatching on closed enums:
 //! the average ([`RedAverage`], seed 001's Shewhart–EWMA is Q1), the thresholds
@@ -37,8 +38,8 @@ pub enum RedThresholds {
     /// `min_th = min_th + (q_i − q_{i−1}) + alpha_th` and `max_th = 3·min_th`, then clamp
     /// `1 packet ≤ min_th ≤ limit` and `max_th ≤ limit`.
     AutoTuned {
-        /// `alpha_th`, in packets (of `mean_pktsize` bytes in byte mode); `spec/variants.md`
-        /// reads the paper's overloaded α as its own parameter, default 1 packet.
+        /// `alpha_th`, in packets (of `mean_pktsize` bytes in byte mode); `docs/variants.md`
+        /// (Q2) reads the paper's overloaded α as its own parameter, default 1 packet.
         alpha_th: f64,
     },
 }
@@ -87,7 +88,7 @@ impl Default for AdaptiveRed {
     }
 }
 
-/// Seed 001 Q3 parameters (Fig. 1 after Floyd et al. 2001; `spec/variants.md`).
+/// Seed 001 Q3 parameters (Fig. 1 after Floyd et al. 2001; `docs/variants.md`, Q3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaptiveQ3 {
     /// Cap of the additive step: `alpha = min(alpha, max_p/4)`, default 0.01.
@@ -393,6 +394,13 @@ impl Red {
         self.q_w
     }
 
+    /// Set `limit_` (later arrivals see it; waiting packets stay). The thresholds and the
+    /// packet-time constant keep the values NS-2 derived when the queue was configured.
+    pub fn set_limit(&mut self, limit: u32) {
+        self.cfg.limit = limit;
+        self.lim = f64::from(limit) * self.unit;
+    }
+
     /// The hard limit in queue units (bytes in byte mode).
     pub fn limit_units(&self) -> f64 {
         self.lim
@@ -436,7 +444,7 @@ impl Red {
                     // Eq. 4: the EWMA plus the trend term.
                     keep * self.ave + self.q_w * q + (q - self.q_prev)
                 };
-                // spec/variants.md Q1: clamp to [0, limit]; the trend term alone could take
+                // docs/variants.md Q1: clamp to [0, limit]; the trend term alone could take
                 // the average below zero when a burst drains.
                 self.ave = if next.is_nan() {
                     0.0
@@ -461,7 +469,7 @@ impl Red {
         if !lo.is_finite() {
             return;
         }
-        // spec/variants.md Q2: 1 packet ≤ min_th and max_th ≤ limit; min_th ≤ limit too, so
+        // docs/variants.md Q2: 1 packet ≤ min_th and max_th ≤ limit; min_th ≤ limit too, so
         // that min_th ≤ max_th and the p(avg) line keeps a non-negative slope.
         let lo = lo.max(self.unit).min(self.lim);
         self.th_min = lo;
@@ -713,7 +721,7 @@ mod tests {
 
     #[test]
     fn auto_parameters_match_ns2_examples() {
-        // spec B8 "verified examples" (printed by NS-2.35).
+        // The values NS-2.35 prints (`docs/simulator.md`, "Queues").
         let r = Red::new(RedConfig::default(), 1.5e6, 0.020);
         let (lo, hi) = r.thresholds();
         assert_eq!((lo / 500.0, hi / 500.0), (5.0, 15.0));

@@ -15,8 +15,9 @@ pub fn script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Whether the `ns` binary can be run; prints a notice when it cannot.
-pub fn ns_available(test: &str) -> bool {
+/// Fail `test` unless the `ns` binary (NS-2.35) can be run: an agreement test that skipped
+/// its NS-2 half would pass without checking anything.
+pub fn require_ns(test: &str) {
     let ok = Command::new("ns")
         .arg("-c")
         .arg("exit 0")
@@ -25,10 +26,11 @@ pub fn ns_available(test: &str) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok();
-    if !ok {
-        eprintln!("NOTICE: `ns` (NS-2.35) not found: skipping the NS-2 half of {test}");
-    }
-    ok
+    assert!(
+        ok,
+        "{test}: the NS-2 simulator `ns` is not on PATH; install NS-2.35 with \
+         `apt-get install -y ns2`"
+    );
 }
 
 /// Run `ns <script> <args…>` with the trace on stdout and feed it to recorders for `flows`.

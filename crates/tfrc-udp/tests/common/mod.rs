@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tfrc::{DataHeader, Time};
-use tfrc_udp::frame::{self, Hello, Kind};
+use tfrc_udp::frame::{self, Hello, Kind, Mode};
 use tfrc_udp::{ReceiverEngine, ReceiverOptions};
 
 pub const SESSION: u64 = 0x5e55_1011_abcd_0001;
@@ -19,19 +19,27 @@ pub fn ms(t: u64) -> Time {
     Time::from_nanos(t * 1_000_000)
 }
 
-pub fn hello(protected: bool) -> Vec<u8> {
-    let mut d = frame::header(Kind::Hello, SESSION).to_vec();
+/// A HELLO of `session` asking for `mode`, echoing `token` (empty: the first HELLO).
+pub fn hello_for(session: u64, mode: Mode, token: &[u8]) -> Vec<u8> {
+    let mut d = frame::header(Kind::Hello, session).to_vec();
     d.extend_from_slice(
         &frame::encode_hello(&Hello {
-            protected,
+            mode,
             profile: tfrc::ProfileKind::Rfc5348,
             segment_size: 1000,
-            host_id: 1,
+            clock_tag: 1,
             variants: Vec::new(),
+            token: token.to_vec(),
+            noise: Vec::new(),
         })
         .unwrap(),
     );
     d
+}
+
+/// The HELLO a validated sender at `from` sends at `now` (with the engine's token).
+pub fn validated_hello(e: &ReceiverEngine, now: Time, from: SocketAddr, mode: Mode) -> Vec<u8> {
+    hello_for(SESSION, mode, &e.retry_token(now, from, SESSION))
 }
 
 pub fn header(seq: u64, sent: Time) -> DataHeader {
@@ -58,7 +66,8 @@ pub fn data(session: u64, h: &DataHeader, payload: &[u8]) -> Vec<u8> {
 /// An engine with an accepted unprotected session from `peer()`.
 pub fn engine_with_session() -> ReceiverEngine {
     let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
-    e.on_datagram(ms(0), &hello(false), peer(), Some(64), false);
+    let h = validated_hello(&e, ms(0), peer(), Mode::Plain);
+    e.on_datagram(ms(0), &h, peer(), Some(64), false);
     assert!(e.has_session());
     while e.poll_transmit().is_some() {}
     e

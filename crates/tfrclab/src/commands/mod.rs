@@ -3,7 +3,7 @@
 pub mod bench;
 pub mod equation;
 pub mod export_ns2;
-
+pub mod keygen;
 pub mod recv;
 pub mod reproduce;
 pub mod run;
@@ -28,4 +28,28 @@ pub(crate) fn rsa_modulus_bits(v: &str) -> Result<usize, String> {
         return Err(format!("{b} is outside {lo}..={hi}"));
     }
     Ok(b)
+}
+
+/// A public key given on the command line: 64 hex digits, or a file holding them (a key file
+/// from `tfrclab keygen`, or its `.pub`).
+pub(crate) fn public_key_arg(flag: &str, v: &str) -> Result<[u8; 32], String> {
+    let p = std::path::Path::new(v);
+    if p.is_file() {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{flag} {v}: {e}"))?;
+        return tfrc_protect::noise::parse_public_key(&text)
+            .map_err(|e| format!("{flag} {v}: {e}"));
+    }
+    tfrc_protect::noise::parse_hex_key(v).map_err(|e| {
+        format!("{flag} {v}: not a file, and not a public key: {e} (expected 64 hex digits or a key file)")
+    })
+}
+
+/// A private key file written by `tfrclab keygen`.
+pub(crate) fn key_file_arg(
+    flag: &str,
+    p: &std::path::Path,
+) -> Result<tfrc_protect::StaticKeypair, String> {
+    let text = std::fs::read_to_string(p).map_err(|e| format!("{flag} {}: {e}", p.display()))?;
+    tfrc_protect::StaticKeypair::from_key_file(&text)
+        .map_err(|e| format!("{flag} {}: {e}", p.display()))
 }

@@ -1,6 +1,7 @@
-//! `tfrclab recv`: the receiving end of `tfrclab send` (issue 8). Accepts one session, writes
-//! the delivered payloads (in arrival order; TFRC does not retransmit, so losses are gaps),
-//! shows a live status line on a terminal, and prints the flow summary.
+//! `tfrclab recv`: the receiving end of `tfrclab send` (issues 8 and 16). Serves concurrent
+//! sessions (`--sessions N` of them carrying data, then exits), writes the delivered payloads
+//! of a single session (in arrival order; TFRC does not retransmit, so losses are gaps), shows
+//! a live status line on a terminal, and prints each session's flow summary.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use serde::Serialize;
+use std::path::PathBuf;
 use tfrc_udp::{FlowSummary, Receiver, ReceiverOptions, ReceiverReport};
 
 use super::send::{bad_input, print_flow, resolve, Status};
@@ -19,16 +21,41 @@ pub struct Args {
     /// Address to listen on (HOST:PORT).
     #[arg(long, value_name = "ADDR")]
     listen: String,
-    /// Write the received data to FILE, or `-` for stdout (default: discard).
+    /// Write the received data to FILE, or `-` for stdout (default: discard). With one
+    /// session only (`--sessions 1`).
     #[arg(long, value_name = "FILE|-")]
     out: Option<String>,
-    /// Refuse sessions that are not protected (E6).
+    /// Accept Noise sessions (authenticated keys) with this static key, from `tfrclab keygen`;
+    /// senders pin its public half (`send --protect noise --peer-key`).
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
+    /// Noise: accept only this sender public key (64 hex digits or a key file); repeatable.
+    /// Default: any sender that knows this receiver's public key.
+    #[arg(long = "allow", value_name = "HEX|FILE")]
+    allow: Vec<String>,
+    /// Refuse sessions that are not protected.
     #[arg(long = "require-protection")]
     require_protection: bool,
-    /// RSA modulus bits of the receiver's key for protected sessions.
+    /// Also accept seed 000's RSA-OAEP exchange (E6). Unauthenticated: an active attacker on
+    /// the path can substitute the key. The key is generated at start.
+    #[arg(long = "rsa-unauthenticated")]
+    rsa_unauthenticated: bool,
+    /// RSA modulus bits of the receiver's key for `--rsa-unauthenticated` (at least 2048).
     #[arg(long = "rsa-bits", value_name = "N", default_value_t = tfrc_protect::DEFAULT_MODULUS_BITS,
-          value_parser = super::rsa_modulus_bits)]
+          value_parser = rsa_bits)]
     rsa_bits: usize,
+    /// Exit after this many sessions that carried data have ended (0: serve until
+    /// interrupted).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    sessions: u64,
+    /// Most sessions at once.
+    #[arg(long = "max-sessions", value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_sessions: u32,
+    /// Most sessions at once from one sender IP address.
+    #[arg(long = "max-per-address", value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_per_address: u32,
     /// End the session when the sender has been silent this long (seconds).
     #[arg(long = "idle-timeout", value_name = "SECONDS", default_value_t = 10.0,
           value_parser = positive)]
@@ -42,6 +69,17 @@ pub struct Args {
     /// No live status line.
     #[arg(long)]
     quiet: bool,
+}
+
+fn rsa_bits(v: &str) -> Result<usize, String> {
+    let b = super::rsa_modulus_bits(v)?;
+    if b < tfrc_udp::receiver::MIN_RSA_BITS {
+        return Err(format!(
+            "{b} bits is too small for a key on the network: at least {}",
+            tfrc_udp::receiver::MIN_RSA_BITS
+        ));
+    }
+    Ok(b)
 }
 
 fn positive(v: &str) -> Result<f64, String> {
@@ -58,7 +96,9 @@ fn positive(v: &str) -> Result<f64, String> {
 #[derive(Serialize)]
 struct Output<'a> {
     flows: Vec<&'a FlowSummary>,
+    /// The first session's report (as before sessions were many).
     receiver: &'a ReceiverReport,
+    sessions: &'a [ReceiverReport],
 }
 
 fn status_line(r: &ReceiverReport) -> String {
@@ -94,10 +134,43 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Err(e) => return Ok(bad_input(&format!("--out {p}: {e}"))),
         },
     };
+    if args.out.is_some() && args.sessions != 1 {
+        return Ok(bad_input(
+            "--out writes one session's data: it needs --sessions 1",
+        ));
+    }
+    let noise_key = match &args.key {
+        None => None,
+        Some(p) => match super::key_file_arg("--key", p) {
+            Ok(k) => Some(k),
+            Err(m) => return Ok(bad_input(&m)),
+        },
+    };
+    let mut allowed = Vec::new();
+    for a in &args.allow {
+        match super::public_key_arg("--allow", a) {
+            Ok(k) => allowed.push(k),
+            Err(m) => return Ok(bad_input(&m)),
+        }
+    }
+    if !allowed.is_empty() && noise_key.is_none() {
+        return Ok(bad_input("--allow needs --key (it lists Noise senders)"));
+    }
+    if args.require_protection && noise_key.is_none() && !args.rsa_unauthenticated {
+        return Ok(bad_input(
+            "--require-protection needs --key (Noise) or --rsa-unauthenticated",
+        ));
+    }
     let opts = ReceiverOptions {
         require_protection: args.require_protection,
+        noise_key,
+        allowed_senders: (!allowed.is_empty()).then_some(allowed),
+        rsa_unauthenticated: args.rsa_unauthenticated,
         rsa_bits: args.rsa_bits,
         idle_timeout: Some(Duration::from_secs_f64(args.idle_timeout)),
+        sessions: (args.sessions > 0).then_some(args.sessions),
+        max_sessions: args.max_sessions as usize,
+        max_sessions_per_address: args.max_per_address as usize,
         ..ReceiverOptions::default()
     };
     let rx = match Receiver::bind(listen, opts) {
@@ -128,10 +201,28 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = out.as_mut() {
         w.flush()?;
     }
-    let report = rx.wait()?;
+    let reports: Vec<ReceiverReport> = rx
+        .wait_all()?
+        .into_iter()
+        .filter(|r| r.packets > 0 || r.sender_packets.is_some())
+        .collect();
     status.clear();
-    let sent = report.sender_packets.unwrap_or(report.packets);
-    let flow = report.flow_summary(&args.name, sent, sent, None);
+    let Some(first) = reports.first() else {
+        anyhow::bail!("no session");
+    };
+    let flows: Vec<FlowSummary> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let sent = r.sender_packets.unwrap_or(r.packets);
+            let name = if reports.len() > 1 {
+                format!("{}#{}", args.name, i + 1)
+            } else {
+                args.name.clone()
+            };
+            r.flow_summary(&name, sent, sent, None)
+        })
+        .collect();
     // With the data on stdout, the summary goes to stderr.
     let mut sink: Box<dyn Write> = if to_stdout {
         Box::new(io::stderr())
@@ -140,31 +231,37 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     if args.json {
         let o = Output {
-            flows: vec![&flow],
-            receiver: &report,
+            flows: flows.iter().collect(),
+            receiver: first,
+            sessions: &reports,
         };
         writeln!(sink, "{}", serde_json::to_string_pretty(&o)?)?;
     } else {
-        print_flow(&mut sink, &flow)?;
-        writeln!(
-            sink,
-            "# receiver: p {:.5}, loss events {}, drops {} ({:?}), reordered {}, hops {}, protected {}{}",
-            report.p,
-            report.loss_events,
-            report.drops.total(),
-            report.drops,
-            report.reordered,
-            report.hops.map_or("-".to_string(), |h| h.to_string()),
-            report.protected,
-            if report.sender_packets.is_none() {
-                ", no FIN (sent_packets estimated from received)"
-            } else {
-                ""
-            },
-        )?;
-    }
-    if report.packets == 0 && report.sender_packets.is_none() {
-        anyhow::bail!("no session");
+        for (flow, report) in flows.iter().zip(&reports) {
+            print_flow(&mut sink, flow)?;
+            writeln!(
+                sink,
+                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}, drops {} ({:?}), reordered {}, hops {}{}",
+                report.session,
+                report.peer.as_deref().unwrap_or("-"),
+                report.protection,
+                report
+                    .sender_key
+                    .as_deref()
+                    .map_or(String::new(), |k| format!(" (sender key {k})")),
+                report.p,
+                report.loss_events,
+                report.drops.total(),
+                report.drops,
+                report.reordered,
+                report.hops.map_or("-".to_string(), |h| h.to_string()),
+                if report.sender_packets.is_none() {
+                    ", no FIN (sent_packets estimated from received)"
+                } else {
+                    ""
+                },
+            )?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -49,6 +49,9 @@ pub struct Args {
     /// Runs at a time (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// No progress on stderr (by default a bar on a terminal, else a line every 5 s).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// The folder of the papers' scenario files [default: scenarios/seeds, found from the
     /// current folder or the source tree tfrclab was built from].
     #[arg(long, value_name = "DIR")]
@@ -135,16 +138,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         scenarios,
         jobs: lab::parallel::jobs(args.jobs),
     };
-    for e in &selected {
-        if e.paper.is_none() {
-            eprintln!("{}: not implemented yet (listed in the index)", e.id);
-        }
-    }
-    let bar = lab::parallel::progress_bar(0);
+    let mut bar = lab::parallel::Progress::new(0, args.quiet);
     let start = |n: u64| bar.set_length(n);
-    let done = || bar.inc(1);
+    let done = || bar.inc();
     let outcome = papers::reproduce(&selected, &opts, &start, &done);
-    bar.finish_and_clear();
+    bar.finish();
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {

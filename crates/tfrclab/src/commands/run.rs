@@ -1,5 +1,8 @@
 //! `tfrclab run`: simulate one scenario and write its summary, CSVs and report.
 
+use std::fmt::Write as _;
+
+use lab::summary::RedSummary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -83,9 +86,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     run_report::run_report(&s, &sum, &rows, &result).write(&out.path("report.html"))?;
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
-    print!("{}", lab::variant_metrics::text(&sum));
+    print!("{}", variant_text(&sum));
+    let trace_file = match args.trace {
+        Some(TraceKind::Ns2) => ", trace.tr",
+        Some(TraceKind::Csv) => ", trace.csv",
+        None => "",
+    };
     println!(
-        "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html}}",
+        "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html{trace_file}}}",
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
@@ -122,39 +130,120 @@ pub fn text_table(sum: &summary::Summary) -> String {
             format!("{:.3}", f.jitter_mean_s * 1e3),
         ]);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let cells: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c < 2 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
+    let mut out = report::text::aligned(&rows, &[0, 1]);
     for (k, j) in &sum.fairness.jain {
         out.push_str(&format!("Jain's index ({k}): {j:.4}\n"));
     }
+    let names = |v: &[String]| match v.len() {
+        1..=3 => v.join(", "),
+        n => format!("{n} flows"),
+    };
     for f in &sum.fairness.friendliness {
-        if let Some(r) = f.ratio {
-            let vs = match f.tcp_flows.len() {
-                1..=3 => f.tcp_flows.join(", "),
-                n => format!("{n} TCP flows"),
-            };
-            out.push_str(&format!(
-                "friendliness {}: {r:.3} (vs {vs} on {})\n",
-                f.flow, f.bottleneck
+        let Some(r) = f.ratio else { continue };
+        let mut parts = Vec::new();
+        if let Some(s) = f.same_rtt_ratio {
+            parts.push(format!(
+                "same RTT {s:.3} (vs {})",
+                names(&f.same_rtt_tcp_flows)
             ));
         }
+        if let (Some(a), Some([t0, t1])) = (f.aggregate_ratio, f.aggregate_interval_s) {
+            parts.push(format!(
+                "aggregate {a:.3} ({} TFRC vs {} TCP, {t0}-{t1} s)",
+                f.aggregate_tfrc_flows.len(),
+                f.tcp_flows.len()
+            ));
+        }
+        parts.push(format!("vs mean of {} {r:.3}", names(&f.tcp_flows)));
+        out.push_str(&format!(
+            "friendliness {} on {}: {}\n",
+            f.flow,
+            f.bottleneck,
+            parts.join(", ")
+        ));
+    }
+    out
+}
+
+/// The variant metrics of a run as text for `tfrclab run`: when a flow runs a variant, a line
+/// per TFRC flow; each confusion matrix; each RED queue whose variant adapted it.
+fn variant_text(sum: &lab::summary::Summary) -> String {
+    let tfrc = &sum.tfrc;
+    let red: Vec<(String, RedSummary)> = sum
+        .links
+        .iter()
+        .filter_map(|l| Some((format!("{} {}", l.name, l.direction), l.red?)))
+        .collect();
+    let mut out = String::new();
+    let any_variant = tfrc.iter().any(|t| !t.variants.is_empty());
+    for t in tfrc.iter().filter(|_| any_variant) {
+        let v = if t.variants.is_empty() {
+            "(none)".to_string()
+        } else {
+            t.variants.join(" ")
+        };
+        let _ = writeln!(
+            out,
+            "tfrc {}: variants {v}; X {:.4} Mb/s, p {:.5}, R {}, TTL {}, nofeedback {}, \
+             loss events {}, lost {} (congestion {}, wireless {}), notices {}, protected {}, \
+             RTO rescales {}",
+            t.flow,
+            t.x_bps / 1e6,
+            t.p,
+            t.rtt_s
+                .map_or("-".to_string(), |r| format!("{:.1} ms", r * 1e3)),
+            t.ttl,
+            t.nofeedback_expiries,
+            t.loss_events,
+            t.lost_packets,
+            t.congestion_losses,
+            t.wireless_losses,
+            t.ttl_notices,
+            t.protected_sent,
+            t.link_error_rescales,
+        );
+    }
+    for t in tfrc {
+        let Some(c) = &t.confusion else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "confusion matrix of {} (lost packets; rows: true cause, columns: class):",
+            t.flow
+        );
+        let _ = writeln!(
+            out,
+            "  {:<24} {:>10} {:>10} {:>10}",
+            "", "congestion", "wireless", "undeclared"
+        );
+        for (name, r) in c.rows() {
+            let _ = writeln!(
+                out,
+                "  {name:<24} {:>10} {:>10} {:>10}",
+                r.congestion, r.wireless, r.undeclared
+            );
+        }
+        if let Some(a) = c.accuracy {
+            let _ = writeln!(out, "  accuracy {a:.4}");
+        }
+    }
+    for (name, r) in &red {
+        if r.threshold_moves + r.max_p_increases + r.max_p_decreases == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "red {name}: early drops {}, threshold moves {}, max_p +{} -{} (final {:.4}), \
+             thresholds {:.2}/{:.2} packets",
+            r.early_drops,
+            r.threshold_moves,
+            r.max_p_increases,
+            r.max_p_decreases,
+            r.max_p_final,
+            r.min_th_final_packets,
+            r.max_th_final_packets
+        );
     }
     out
 }

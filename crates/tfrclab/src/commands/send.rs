@@ -14,7 +14,8 @@ use serde::Serialize;
 use tfrc::profile::{HeaderRtt, Oscillation};
 use tfrc::variants::{VariantChoice, VariantError};
 use tfrc::{Profile, ProfileKind};
-use tfrc_udp::{FlowSummary, Sender, SenderOptions, SenderStats, Source};
+use tfrc_udp::frame::Mode;
+use tfrc_udp::{FlowSummary, Protect, Sender, SenderOptions, SenderStats, Source};
 
 use crate::EXIT_BAD_INPUT;
 use scenario::units;
@@ -45,9 +46,20 @@ pub struct Args {
     #[arg(long = "segment-size", value_name = "BYTES", default_value_t = 1000,
           value_parser = clap::value_parser!(u32).range(1..=tfrc_udp::MAX_SEGMENT as i64))]
     segment_size: u32,
-    /// Protected mode (E6): RSA-OAEP key exchange and ChaCha20-Poly1305 sealing.
-    #[arg(long)]
-    protect: bool,
+    /// Protect the session: `noise` (authenticated keys, Noise IK with the receiver's key
+    /// pinned by --peer-key, every packet sealed with ChaCha20-Poly1305) or
+    /// `rsa-unauthenticated` (seed 000's RSA-OAEP exchange, E6: an active attacker on the path
+    /// can substitute the key; the paper's variant, not a protection to rely on).
+    #[arg(long, value_name = "MODE", value_parser = protect_mode)]
+    protect: Option<Mode>,
+    /// The receiver's public key, pinned for `--protect noise`: 64 hex digits, or a file from
+    /// `tfrclab keygen` (its `.pub`).
+    #[arg(long = "peer-key", value_name = "HEX|FILE")]
+    peer_key: Option<String>,
+    /// This sender's key file (`tfrclab keygen`), for a receiver that allows listed senders
+    /// only (`recv --allow`); default: a fresh key for each session.
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
     /// A variant of the catalogue (`tfrclab variants` lists them, `docs/variants.md` explains
     /// them), with parameters: `NAME[:param=value,...]`; repeatable. Applied onto --profile;
     /// the receiver applies the same list (the HELLO carries it). `owd-classifier` gets
@@ -59,7 +71,7 @@ pub struct Args {
     #[arg(long = "nofeedback-min", value_name = "DURATION", value_parser = duration)]
     nofeedback_min: Option<Duration>,
     /// §4.5 oscillation damping: `rfc5348` (X_inst = X·R_sqmean/sqrt(R_sample), which the RFC
-    /// RECOMMENDS), `capped` (the same, but never above X: Linux CCID-3's choice, spec C7; not
+    /// RECOMMENDS), `capped` (the same, but never above X: Linux CCID-3's choice; not
     /// RFC 5348) or `off` (X_inst = X; not RFC 5348). On a path whose RTT is almost all
     /// queueing, one empty-queue sample makes the RFC's X_inst 25–30 × X.
     #[arg(long, value_name = "MODE", default_value = "rfc5348", value_parser = oscillation)]
@@ -100,7 +112,7 @@ fn rate(v: &str) -> Result<f64, String> {
     if bps <= 0.0 {
         return Err(format!("'{v}' must be a rate above zero"));
     }
-    Ok(bps / 8.0)
+    Ok(bps)
 }
 
 fn variant(v: &str) -> Result<VariantChoice, String> {
@@ -111,6 +123,16 @@ fn variant(v: &str) -> Result<VariantChoice, String> {
     match tfrc::variants::apply(Profile::rfc5348(), std::slice::from_ref(&c)) {
         Ok(_) | Err(VariantError::Requires { .. }) => Ok(c),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+fn protect_mode(v: &str) -> Result<Mode, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "noise" => Ok(Mode::Noise),
+        "rsa-unauthenticated" => Ok(Mode::RsaUnauthenticated),
+        _ => Err(format!(
+            "'{v}' is not a protection mode (expected noise or rsa-unauthenticated)"
+        )),
     }
 }
 
@@ -248,6 +270,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut input: Option<Box<dyn Read + Send>> = match args.input.as_deref() {
         None => None,
         Some("-") => Some(Box::new(io::stdin())),
+        // A directory opens on Linux and fails only at the first read, after the handshake.
+        Some(p) if std::path::Path::new(p).is_dir() => {
+            return Ok(bad_input(&format!(
+                "--input {p}: is a directory (expected a file, or - for stdin)"
+            )))
+        }
         Some(p) => match File::open(p) {
             Ok(f) => Some(Box::new(f)),
             Err(e) => return Ok(bad_input(&format!("--input {p}: {e}"))),
@@ -285,12 +313,40 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Err(e) = tfrc::variants::apply(profile, &variants) {
         return Ok(bad_input(&format!("--variant: {e}")));
     }
+    let protect =
+        match (args.protect, &args.peer_key, &args.key) {
+            (None, None, None) => Protect::None,
+            (Some(Mode::Noise), Some(pk), key) => {
+                let receiver = match super::public_key_arg("--peer-key", pk) {
+                    Ok(k) => k,
+                    Err(m) => return Ok(bad_input(&m)),
+                };
+                let identity = match key {
+                    None => None,
+                    Some(p) => match super::key_file_arg("--key", p) {
+                        Ok(k) => Some(k),
+                        Err(m) => return Ok(bad_input(&m)),
+                    },
+                };
+                Protect::Noise { receiver, identity }
+            }
+            (Some(Mode::Noise), None, _) => return Ok(bad_input(
+                "--protect noise needs --peer-key (the receiver's public key: `tfrclab keygen` \
+                 printed it, or give its .pub file)",
+            )),
+            (Some(Mode::RsaUnauthenticated), None, None) => Protect::RsaUnauthenticated,
+            _ => {
+                return Ok(bad_input(
+                    "--peer-key and --key go with --protect noise only",
+                ))
+            }
+        };
     let opts = SenderOptions {
         profile,
         variants,
-        protect: args.protect,
+        protect,
         source,
-        rate_limit: args.rate_limit,
+        rate_limit_bps: args.rate_limit,
         duration,
         handshake_rtt: !args.no_handshake_rtt,
         feedback_log: log,
@@ -395,11 +451,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 if let Some(r) = r {
                     writeln!(
                         stdout,
-                        "# receiver: drops {} ({:?}), reordered {}, protected {}",
+                        "# receiver: drops {} ({:?}), reordered {}, protection {}",
                         r.drops.total(),
                         r.drops,
                         r.reordered,
-                        r.protected
+                        if r.protection.is_empty() {
+                            "plain"
+                        } else {
+                            &r.protection
+                        }
                     )?;
                 }
             }

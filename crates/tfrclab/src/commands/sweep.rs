@@ -41,6 +41,9 @@ pub struct Args {
     /// Runs at a time (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// No progress on stderr (by default a bar on a terminal, else a line every 5 s).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Output folder (default: `out/<scenario name>-sweep`). Written only when every run
     /// succeeds.
     #[arg(long, value_name = "DIR")]
@@ -90,11 +93,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .flat_map(|(point, ss)| ss.iter().map(move |&seed| Task { point, seed }))
         .collect();
     let jobs = lab::parallel::jobs(args.jobs);
-    let bar = lab::parallel::progress_bar(tasks.len() as u64);
+    let mut bar = lab::parallel::Progress::new(tasks.len() as u64, args.quiet);
     let t0 = Instant::now();
-    let done = || bar.inc(1);
+    let done = || bar.inc();
     let runs = sweep::run_all(&scenarios, &points, &tasks, jobs, &done);
-    bar.finish_and_clear();
+    bar.finish();
     let runs = match runs {
         Ok(r) => r,
         Err(e) => {
@@ -180,24 +183,5 @@ pub fn text_table(r: &SweepResult) -> String {
             ]);
         }
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c == 1 || c == 2 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    report::text::aligned(&rows, &[1, 2])
 }

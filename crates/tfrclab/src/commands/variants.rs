@@ -74,7 +74,7 @@ pub struct VariantOut {
     pub equations: String,
     /// One line.
     pub summary: String,
-    /// The paper's text could not be obtained; the lab follows `spec/variants.md`'s
+    /// The paper's text could not be obtained; the lab follows `docs/variants.md`'s
     /// reconstruction.
     pub reconstruction: bool,
     /// Parameters with defaults.

@@ -528,3 +528,73 @@ fn whole_flow_protection_is_refused_but_the_cost_alone_is_not() {
     assert_eq!(e.problems[0].item, "flow \"u\"");
     assert!(e.problems[0].message.contains("[protection] flows"));
 }
+
+#[test]
+fn set_events_change_link_objects_at_run_time() {
+    let text = r#"
+name = "set"
+duration = 5
+[[links]]
+from = "a"
+to = "b"
+bandwidth = 1e6
+delay = 0.01
+[links.loss]
+model = "bernoulli"
+rate = 0.05
+direction = "reverse"
+[[links]]
+name = "one-way"
+from = "b"
+to = "c"
+bandwidth = 1e6
+delay = 0.01
+duplex = false
+[[links]]
+from = "c"
+to = "a"
+bandwidth = 1e6
+delay = 0.01
+duplex = false
+[[events]]
+at = 1.5
+action = "set"
+link = "a-b"
+bandwidth = "500kbps"
+delay = "30ms"
+queue_limit = 7
+loss_rate = 0.1
+[[events]]
+at = 2
+action = "set"
+link = "one-way"
+bandwidth = "2Mbps"
+"#;
+    let s = parse(text);
+    let t = traced(&s);
+    // Only up/down events need dynamic links and Session routing.
+    assert!(!t.contains("rtproto"), "{t}");
+    assert!(!t.contains("dynamic"), "{t}");
+    for dir in ["$n(0) $n(1)", "$n(1) $n(0)"] {
+        assert!(t.contains(&format!(
+            "$ns at 1.5 \"[[$ns link {dir}] link] set bandwidth_ 500000\" ;# \"a-b\"\n"
+        )));
+        assert!(t.contains(&format!(
+            "$ns at 1.5 \"[[$ns link {dir}] link] set delay_ 0.03\" ;# \"a-b\"\n"
+        )));
+        assert!(t.contains(&format!(
+            "$ns at 1.5 \"[[$ns link {dir}] queue] set limit_ 7\" ;# \"a-b\"\n"
+        )));
+    }
+    // The loss model is on b → a only; its object is kept for the event.
+    assert!(t.contains("$ns link-lossmodel $em $n(1) $n(0)\nset lossmodel(1,0) $em\n"));
+    assert!(t.contains("$ns at 1.5 \"$lossmodel(1,0) set rate_ 0.1\" ;# \"a-b\"\n"));
+    assert!(!t.contains("lossmodel(0,1)"));
+    // A simplex link changes in its one direction.
+    assert!(t.contains("$ns at 2 \"[[$ns link $n(1) $n(2)] link] set bandwidth_ 2000000\""));
+    assert!(!t.contains("$ns at 2 \"[[$ns link $n(2) $n(1)]"));
+    // The loss model and the links exist before the events that use them.
+    let lm = t.find("set lossmodel(1,0)").expect("loss model");
+    let ev = t.find("$ns at 1.5").expect("event");
+    assert!(lm < ev);
+}

@@ -14,7 +14,7 @@
 //! Sequence numbers count packets, as in NS-2. With `syn_` (the default) packet 0 is a 40-byte
 //! SYN sent with a one-packet window; data starts at 1 and every data packet is
 //! `packetSize_ + tcpip_base_hdr_size_` bytes on the wire. Defaults are NS-2.35's, checked on
-//! instances (`spec/tfrc-reference.md` B7).
+//! instances (listed in `docs/simulator.md`, "NS-2.35 behaviour netsim follows").
 //!
 //! NS-2 resets every agent when `$ns run` starts: `ssthresh_` becomes `window_` as the script
 //! set it, and `boot_time_` is drawn from NS-2's default RNG (see [`TcpConfig::boot_time`]).
@@ -163,7 +163,7 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
-    /// NS-2.35's defaults for `variant` (verified on instances; `spec/tfrc-reference.md` B7).
+    /// NS-2.35's defaults for `variant` (verified on instances; `docs/simulator.md`).
     pub fn ns2(variant: TcpVariant) -> Self {
         TcpConfig {
             variant,

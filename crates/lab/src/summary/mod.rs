@@ -9,6 +9,10 @@ use std::path::Path;
 use netsim::{DropCause, FlowRecorder};
 use serde::{Deserialize, Serialize};
 
+pub mod variants;
+
+pub use variants::{choice_text, RedSummary, TfrcSummary};
+
 use crate::metrics::{self, Bottleneck, Fairness, FlowInput, FlowMetrics};
 use crate::runner::RunOutput;
 use scenario::{Flow, Scenario};
@@ -43,7 +47,7 @@ pub struct Summary {
     /// Per TFRC flow: the final sender and receiver state and the variant counters
     /// (`docs/metrics.md`, "Variant metrics").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tfrc: Vec<crate::variant_metrics::TfrcSummary>,
+    pub tfrc: Vec<variants::TfrcSummary>,
 }
 
 /// One link direction.
@@ -70,7 +74,7 @@ pub struct LinkSummary {
     /// RED queues: drop counters, the variants' adaptation counters and the final max_p and
     /// thresholds (absent for DropTail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red: Option<crate::variant_metrics::RedSummary>,
+    pub red: Option<variants::RedSummary>,
 }
 
 /// Conservation counters of one flow direction.
@@ -133,6 +137,28 @@ pub fn bottlenecks(s: &Scenario, out: &RunOutput) -> Vec<Option<Bottleneck>> {
         .collect()
 }
 
+/// Each flow's path RTT (twice its data path's propagation delay), active interval inside the
+/// measurement window, and delivered bytes per bin, for the friendliness comparisons.
+pub fn flow_timing<'a>(s: &Scenario, out: &'a RunOutput) -> Vec<metrics::FlowTiming<'a>> {
+    let map = simplex_map(out);
+    s.flows
+        .iter()
+        .zip(&out.results.flows)
+        .zip(&out.paths)
+        .map(|((f, r), path)| {
+            let one_way: Option<std::time::Duration> = path
+                .iter()
+                .map(|id| map.get(id).map(|&(i, _)| s.links[i].delay))
+                .sum();
+            metrics::FlowTiming {
+                path_rtt: one_way.filter(|_| !path.is_empty()).map(|d| d * 2),
+                active: (f.start.max(s.warmup), f.stop.min(s.duration)),
+                received_bins: r.forward.received_series(),
+            }
+        })
+        .collect()
+}
+
 /// The measurement window's length.
 pub fn window(s: &Scenario) -> std::time::Duration {
     s.duration.saturating_sub(s.warmup)
@@ -187,7 +213,14 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         .iter()
         .map(|r| r.forward.delivered_payload)
         .collect();
-    let fairness = metrics::fairness(&flows, &bottlenecks(s, out), &payload);
+    let timing = flow_timing(s, out);
+    let fairness = metrics::fairness(
+        &flows,
+        &bottlenecks(s, out),
+        &payload,
+        &timing,
+        s.sample_interval,
+    );
     let map = simplex_map(out);
     let secs = s.duration.as_secs_f64();
     let links = out
@@ -212,7 +245,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
                 dropped_by_cause: by_cause(&l.stats.drops),
                 queue_mean_packets: l.stats.queue_packets.mean(),
                 queue_max_packets: l.stats.queue_packets.max(),
-                red: crate::variant_metrics::red_summary(
+                red: variants::red_summary(
                     s,
                     i,
                     l.red,
@@ -251,7 +284,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         fairness,
         links,
         accounting,
-        tfrc: crate::variant_metrics::tfrc_summaries(s, &out.internals),
+        tfrc: variants::tfrc_summaries(s, &out.internals),
     }
 }
 
@@ -266,8 +299,21 @@ pub struct SeriesRow {
     pub metric: String,
     /// Flow name, or link name with `>` (forward) or `<` (reverse).
     pub subject: String,
+    /// What `subject` names: `flow` or `link` (a link direction), so that tools can split
+    /// the two without parsing names.
+    pub subject_kind: SubjectKind,
     /// The value.
     pub value: f64,
+}
+
+/// What a time-series row's subject is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubjectKind {
+    /// A flow (its data direction).
+    Flow,
+    /// One direction of a link.
+    Link,
 }
 
 /// Every time series of a run.
@@ -289,6 +335,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                     time_s: i as f64 * bin,
                     metric: metric.to_string(),
                     subject: f.name.clone(),
+                    subject_kind: SubjectKind::Flow,
                     value: series.get(i).copied().unwrap_or(0) as f64 * 8.0 / bin,
                 });
             }
@@ -312,6 +359,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                 time_s: k as f64 * bin,
                 metric: "queue_packets".to_string(),
                 subject: subject.clone(),
+                subject_kind: SubjectKind::Link,
                 value: *v,
             });
         }
@@ -327,6 +375,7 @@ pub fn timeseries(s: &Scenario, out: &RunOutput) -> Vec<SeriesRow> {
                     time_s: t.as_secs_f64(),
                     metric: (*name).to_string(),
                     subject: f.name.clone(),
+                    subject_kind: SubjectKind::Flow,
                     value: a.values.get(k * w + j).copied().unwrap_or(f64::NAN),
                 });
             }

@@ -1,6 +1,6 @@
-//! Receiver unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, spec B5/B6)
-//! they check. Data packets are 1000-byte segments sent every 10 ms and arriving 50 ms later;
-//! the sender's R in the headers is 100 ms unless stated.
+//! Receiver unit tests, named after the RFC 5348 section (or the NS-2.35 departure,
+//! `docs/tfrc-core.md` N16–N24) they check. Data packets are 1000-byte segments sent every 10 ms
+//! and arriving 50 ms later; the sender's R in the headers is 100 ms unless stated.
 
 use super::*;
 use crate::profile::Profile;
@@ -247,19 +247,46 @@ fn rfc5348_s6_3_1_first_interval_from_max_x_recv() {
 
 /// §6.3.1: "if the first data packet is lost or ECN-marked … the TFRC receiver calculates the
 /// loss interval that would be required to produce the target rate X_target of 0.5/R packets
-/// per second" — f(p) = 2 with t_RTO = 4R, p ≈ 20.6% (spec C9).
+/// per second" — f(p) = 2 with t_RTO = 4R, p ≈ 20.6%. The receiver sees a marked first packet
+/// (a lost one is invisible to it, §6.3: it starts from the first arrival).
 #[test]
-fn rfc5348_s6_3_1_first_packet_lost() {
+fn rfc5348_s6_3_1_first_packet_marked() {
     let mut r = rfc();
-    for seq in 1..5 {
+    let h = hdr(7, 100);
+    let now = h.timestamp + Duration::from_millis(50);
+    r.on_data_with(
+        now,
+        &h,
+        Arrival {
+            wire_len: 1036,
+            ce: true,
+            ttl: None,
+        },
+    );
+    r.poll_feedback(now);
+    for seq in 8..12 {
         deliver(&mut r, seq, 100);
     }
-    assert_eq!(r.history().first_event_start(), Some(0));
+    assert_eq!(r.history().first_event_start(), Some(7));
     let st = r.status();
     let p = 1.0 / st.loss_intervals[0];
     let x = Equation::RFC5348.rate(1000.0, 0.1, 0.4, p);
     assert!((x - 5000.0).abs() < 5000.0 * 1e-6, "X = {x}");
     assert!((p - 0.2064).abs() < 0.0005, "p = {p}");
+}
+
+/// §6.3: "The receiver is initialized by the first data packet that arrives": a first arrival
+/// at sequence number 1 000 000 declares nothing lost (it used to declare 10^6 packets lost
+/// and report p = 1e-6).
+#[test]
+fn rfc5348_s6_3_starts_from_first_arrival() {
+    for mut r in [rfc(), ns2()] {
+        for seq in 1_000_000..1_000_010 {
+            deliver(&mut r, seq, 100);
+        }
+        let st = r.status();
+        assert_eq!((st.lost_packets, st.loss_events, st.p), (0, 0, 0.0));
+    }
 }
 
 /// §6.1: a new loss event raises p, so the timer expires at once even mid-RTT; without a new
@@ -312,7 +339,7 @@ fn urgent(seq: u64) -> DataHeader {
     }
 }
 
-/// spec B5 "When feedback is sent": urgent packets are answered; otherwise a report goes out on
+/// `docs/tfrc-core.md` N22: urgent packets are answered; otherwise a report goes out on
 /// a new highest packet at least rtt_ after the last report, with a backup timer at 1.5·rtt_.
 #[test]
 fn ns2_report_timing() {
@@ -341,7 +368,7 @@ fn ns2_report_timing() {
     assert_eq!(r.poll_timeout(), Some(ms(610)));
 }
 
-/// spec B5 est_thput, B6-23: X_recv is packets per second (times s) since the last report when
+/// `docs/tfrc-core.md` N23: X_recv is packets per second (times s) since the last report when
 /// that is at least rtt_ ago.
 #[test]
 fn ns2_x_recv_in_packets_per_second() {
@@ -359,8 +386,8 @@ fn ns2_x_recv_in_packets_per_second() {
     );
 }
 
-/// spec B5 loss decision and B6-16: `numPkts_` = 1 — the first later packet reveals the loss;
-/// spec B5 "First gap": the history restarts from the last report, its first interval is
+/// `docs/tfrc-core.md` N16: `numPkts_` = 1 — the first later packet reveals the loss;
+/// `docs/tfrc-core.md` N21: the history restarts from the last report, its first interval is
 /// floor(1/p) for NS-2's `b_to_p` of the last-RTT X_recv, and that p is reported as is.
 #[test]
 fn ns2_first_gap_adjusts_history() {
@@ -388,8 +415,8 @@ fn ns2_first_gap_adjusts_history() {
     assert_eq!(st.open_interval, Some(6.0));
 }
 
-/// spec B5/B6-17: loss events use interpolated sender timestamps and need a newer sender round
-/// (`PreciseLoss_`); I_0 = S_C - S_A (B6-18).
+/// `docs/tfrc-core.md` N17: loss events use interpolated sender timestamps and need a newer sender
+/// round (`PreciseLoss_`); I_0 = S_C - S_A (N18).
 #[test]
 fn ns2_loss_events_need_a_new_round() {
     let mut r = ns2();

@@ -1,6 +1,6 @@
-//! Sender unit tests, named after the RFC 5348 section (or NS-2.35 behaviour, spec B4/B6) they
-//! check. Times are in milliseconds; R = 100 ms unless stated; s = 1000 B, so RFC 5348's
-//! W_init is 4 packets and initial_rate = 40 000 B/s.
+//! Sender unit tests, named after the RFC 5348 section (or the NS-2.35 departure,
+//! `docs/tfrc-core.md` N1–N15) they check. Times are in milliseconds; R = 100 ms unless stated; s =
+//! 1000 B, so RFC 5348's W_init is 4 packets and initial_rate = 40 000 B/s.
 
 use super::test_support::{fb, ms};
 use super::*;
@@ -42,7 +42,7 @@ fn rfc_eq(r: f64, p: f64) -> f64 {
 
 /// §4.2: before any RTT sample X = s bytes/s and the nofeedback timer is 2 s; the first
 /// feedback sets X = initial_rate = W_init/R and tld = now; §4.3 step 3 restarts the timer at
-/// max(4R, 2s/X) with the X in force before the update.
+/// max(4R, 2s/X) with the X the feedback left in force (see `on_feedback`).
 #[test]
 fn rfc5348_s4_2_initial_rate_and_timer() {
     let mut s = rfc();
@@ -58,7 +58,8 @@ fn rfc5348_s4_2_initial_rate_and_timer() {
     s.on_feedback(ms(1100), &fb(ms(1000), 0.0, 0.0));
     assert!(close(s.rate(), 40_000.0, 1e-12), "{}", s.rate());
     assert_eq!(s.tld, ms(1100));
-    assert_eq!(s.nfb_at, Some(ms(3100)), "max(4R, 2s/X_old) = 2 s");
+    assert_eq!(s.nfb_at, Some(ms(1500)), "max(4R, 2s/X_new) = 4R");
+    assert_eq!(s.status().nofeedback_at, s.nfb_at);
     assert_eq!(s.rtt(), Some(Duration::from_millis(100)));
     // The schedule is re-anchored: the next packet goes at once, then every 25 ms.
     assert!(s.poll_transmit(ms(1100)).is_some());
@@ -92,8 +93,11 @@ fn rfc5348_s4_3_slow_start_capped_by_twice_x_recv() {
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
     s.on_feedback(ms(150), &fb(ms(50), 30_000.0, 0.0));
-    // The Infinity (stamped at start, t = 0) is older than 2R at t = 250 ms.
+    // The Infinity (stamped at the first RTT measurement, t = 100 ms) is still there at
+    // t = 250 ms and gone at 350 ms.
     s.on_feedback(ms(250), &fb(ms(150), 30_000.0, 0.0));
+    assert_eq!(s.status().recv_limit, None);
+    s.on_feedback(ms(350), &fb(ms(250), 30_000.0, 0.0));
     assert!(close(s.rate(), 60_000.0, 1e-12), "min(2X, 2*X_recv)");
     assert_eq!(s.status().recv_limit, Some(60_000.0));
     s.on_feedback(ms(700), &fb(ms(600), 10_000.0, 0.0));
@@ -216,10 +220,10 @@ fn rfc5348_s4_4_nofeedback_case_b_idle_sender_keeps_rate() {
     s.push_packets(ms(0), 1);
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
-    assert_eq!(s.nfb_at, Some(ms(2100)));
-    s.on_timeout(ms(2100));
+    assert_eq!(s.nfb_at, Some(ms(500)));
+    s.on_timeout(ms(500));
     assert!(close(s.rate(), 40_000.0, 1e-12));
-    assert_eq!(s.nfb_at, Some(ms(2500)), "max(4R, 2s/X) = 4R");
+    assert_eq!(s.nfb_at, Some(ms(900)), "max(4R, 2s/X) = 4R");
 }
 
 /// §4.4 case (c): p = 0 and not idle: "X = max(X/2, s/t_mbi)".
@@ -307,6 +311,10 @@ fn rfc5348_s4_6_credit_limited_to_one_rtt() {
     s.push_packets(ms(0), 1);
     s.poll_transmit(ms(0));
     s.on_feedback(ms(100), &fb(ms(0), 0.0, 0.0));
+    // Idle: case (b) of §4.4 keeps X at each expiry (500 and 900 ms).
+    s.on_timeout(ms(500));
+    s.on_timeout(ms(900));
+    assert_eq!(s.status().nofeedback_at, Some(ms(1300)));
     s.push_packets(ms(1100), 100);
     let mut burst = 0;
     while s.poll_transmit(ms(1100)).is_some() {
@@ -366,7 +374,7 @@ fn backlog_and_stop() {
 
 // ----- NS-2.35 ---------------------------------------------------------------------------------
 
-/// spec B4 start(), B6-1: rate 300 B/s, one packet at once, the send timer at size_/rate_ =
+/// `docs/tfrc-core.md` N1: rate 300 B/s, one packet at once, the send timer at size_/rate_ =
 /// 3.33 s and the nofeedback timer at 2·size_/rate_ = 6.67 s; the first packets are urgent.
 #[test]
 fn ns2_start_at_300_bytes_per_second() {
@@ -381,7 +389,7 @@ fn ns2_start_at_300_bytes_per_second() {
     assert_eq!(s.nfb_at, Some(Time::from_nanos(6_666_666_667)));
 }
 
-/// spec B4 recv() and slowstart(), B6-2, B6-5: the first feedback sets rate_ = 4 whole packets
+/// `docs/tfrc-core.md` N2, N5: the first feedback sets rate_ = 4 whole packets
 /// per R and sends a packet at once; the first report's X_recv is ignored; the nofeedback
 /// timer becomes max(2R, 2s/rate_) with the old rate.
 #[test]
@@ -416,7 +424,7 @@ fn ns2_after_two_feedbacks() -> Sender {
     s
 }
 
-/// spec B4 slowstart(), B6-3/B6-4: after more than R since the last change the rate doubles,
+/// `docs/tfrc-core.md` N3/N4: after more than R since the last change the rate doubles,
 /// capped by 2·X_recv, and the pacing rate ramps linearly (slow_increase_) by
 /// delta = (new - old)/(new·R/s) per packet.
 #[test]
@@ -432,7 +440,7 @@ fn ns2_slow_start_doubles_capped_and_ramps() {
     assert!(close(s.status().x_inst, 40_000.0 + delta, 1e-12));
 }
 
-/// spec B6-3: "if rate_ exceeds it, rate_ drops to X_recv (half the cap)".
+/// `docs/tfrc-core.md` N3: a rate above the cap falls to X_recv (half the cap).
 #[test]
 fn ns2_slow_start_over_cap_drops_to_x_recv() {
     let mut s = ns2_after_two_feedbacks();
@@ -440,8 +448,8 @@ fn ns2_slow_start_over_cap_drops_to_x_recv() {
     assert!(close(s.rate(), 15_000.0, 1e-12));
 }
 
-/// spec B6-6: on the first loss report slow start ends at X_calc, with no X_recv cap; the
-/// equation is the clamped one with the TCP-tick t_RTO.
+/// `docs/tfrc-core.md` N6: on the first loss report slow start ends at X_calc, with no X_recv cap;
+/// the equation is the clamped one with the TCP-tick t_RTO.
 #[test]
 fn ns2_leaves_slow_start_at_x_calc() {
     let mut s = ns2_after_two_feedbacks();
@@ -453,7 +461,7 @@ fn ns2_leaves_slow_start_at_x_calc() {
     assert_eq!(s.immediate, 0, "no immediate send when leaving slow start");
 }
 
-/// spec B4 increase_rate()/decrease_rate(), B6-7/B6-8: a rising X_calc is followed by
+/// `docs/tfrc-core.md` N7/N8: a rising X_calc is followed by
 /// +s/R·min(elapsed/R, 2); a falling one is taken at once but capped at max(2·X_recv, s/R).
 #[test]
 fn ns2_additive_increase_and_capped_decrease() {
@@ -472,7 +480,7 @@ fn ns2_additive_increase_and_capped_decrease() {
     );
 }
 
-/// spec B4 "Nofeedback expiry", B6-12: after max(2R, 2s/X) without feedback the rate halves,
+/// `docs/tfrc-core.md` N12: after max(2R, 2s/X) without feedback the rate halves,
 /// the round advances, the next packet is urgent and goes at once.
 #[test]
 fn ns2_nofeedback_halves_and_sends_at_once() {
@@ -488,7 +496,7 @@ fn ns2_nofeedback_halves_and_sends_at_once() {
     assert_eq!(h.round, 4);
 }
 
-/// spec B4 "Application data after a data-limited period": data arriving after a send-timer
+/// `docs/tfrc-core.md` N5, N14: data arriving after a send-timer
 /// tick found nothing to send goes out at once.
 #[test]
 fn ns2_data_limited_sender_sends_new_data_at_once() {
@@ -503,7 +511,7 @@ fn ns2_data_limited_sender_sends_new_data_at_once() {
     assert!(!s.ns2.datalimited);
 }
 
-/// spec B6-9: the RTT filter weight is 0.95.
+/// `docs/tfrc-core.md` N9: the RTT filter weight is 0.95.
 #[test]
 fn ns2_rtt_filter_q_0_95() {
     let mut s = ns2_after_two_feedbacks();
