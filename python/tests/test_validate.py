@@ -34,3 +34,17 @@ def test_validate_equals_the_cli(cli, tmp_path):
 def test_validate_without_ns_says_how_to_install(tmp_path):
     with pytest.raises(ValueError, match="apt-get install ns2"):
         tfrclab.validate("validation/tcp-single.toml", ns=str(tmp_path / "no-ns-here"))
+
+
+def test_a_scenario_ns2_cannot_express_is_a_value_error(cli, tmp_path):
+    require_ns()
+    # dumbbell.toml's TFRC flow uses the RFC 5348 profile, which NS-2's Agent/TFRC lacks.
+    with pytest.raises(ValueError) as e:
+        tfrclab.validate("scenarios/examples/dumbbell.toml")
+    msg = str(e.value)
+    assert msg.startswith("scenarios/examples/dumbbell.toml: cannot export to NS-2.35"), msg
+    assert msg.count("scenarios/examples/dumbbell.toml") == 1, msg
+    p = cli("validate", "scenarios/examples/dumbbell.toml", "--out", tmp_path / "v", check=False)
+    assert p.returncode == 2
+    assert "instead: profile = \"ns2\"" in msg
+    assert p.stderr.startswith(f"error: {msg}\n"), p.stderr

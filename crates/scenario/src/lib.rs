@@ -548,8 +548,9 @@ impl Scenario {
     /// again: the same keys and the same errors as the CLI's `--set`, positions in the file
     /// unchanged.
     pub fn with_sets(&self, sets: &[(String, String)]) -> Result<Scenario, ScenarioError> {
-        let text = overrides::apply(&self.file, &self.source, sets)?;
-        Self::parse(&self.file, &text)
+        let edited = overrides::apply(&self.file, &self.source, sets)?;
+        Self::parse(&self.file, &edited)
+            .map_err(|e| overrides::attribute(e, &self.source, &edited, sets))
     }
 
     /// Index of the node called `name`.

@@ -736,7 +736,13 @@ fn validate(
         lab::validate::probe_ns(&opts.ns).and_then(|()| lab::validate::validate(s, &opts))
     })?
     .map_err(|e| {
-        let msg = format!("{}: {e}", s.file);
+        // Export errors already start with the file; the others get it.
+        let text = e.to_string();
+        let msg = if text.starts_with(&s.file) {
+            text
+        } else {
+            format!("{}: {text}", s.file)
+        };
         if e.is_bad_input() {
             PyValueError::new_err(msg)
         } else {
