@@ -361,6 +361,7 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
     if let Some((path, format)) = &opts.trace {
         let f = File::create(path).map_err(|e| RunError::Trace(path.clone(), e))?;
         b.trace(Box::new(BufWriter::new(f)), *format);
+        b.trace_flow_names(s.flows.iter().map(|f| f.name.clone()).collect());
     }
     let sim = b.build().map_err(|e| RunError::Build(e.to_string()))?;
     Ok((sim, link_ids))

@@ -16,7 +16,7 @@ use crate::queue::Queue;
 use crate::rng::{stream, Component};
 use crate::sim::{Account, AgentSlot, FlowState, LinkChange, Simulator};
 use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
-use crate::trace::{TraceFormat, Tracer};
+use crate::trace::{TraceFormat, TraceNames, Tracer};
 use crate::wireless::Wireless;
 use crate::Time;
 
@@ -116,6 +116,7 @@ pub struct NetworkBuilder {
     protection: ProtectionCost,
     stats: StatsConfig,
     tracer: Option<Tracer>,
+    trace_flow_names: Option<Vec<String>>,
     errors: Vec<BuildError>,
 }
 
@@ -132,6 +133,7 @@ impl NetworkBuilder {
             protection: ProtectionCost::default(),
             stats: StatsConfig::default(),
             tracer: None,
+            trace_flow_names: None,
             errors: Vec::new(),
         }
     }
@@ -372,6 +374,12 @@ impl NetworkBuilder {
         self.tracer = Some(Tracer::new(out, format));
     }
 
+    /// Name the flows (by the order they were added) in CSV traces, beside the nodes' names;
+    /// without it a CSV trace has numbers only.
+    pub fn trace_flow_names(&mut self, flows: Vec<String>) {
+        self.trace_flow_names = Some(flows);
+    }
+
     /// Validate and produce a simulator ready to run.
     pub fn build(mut self) -> Result<Simulator, BuildError> {
         for c in &self.changes {
@@ -463,6 +471,12 @@ impl NetworkBuilder {
                 ],
                 acct: [Account::default(); 2],
                 drop_causes: f.drop_log.then(HashMap::new),
+            });
+        }
+        if let (Some(tracer), Some(flows)) = (&mut self.tracer, self.trace_flow_names.take()) {
+            tracer.set_names(TraceNames {
+                nodes: self.nodes.iter().map(|n| n.name.clone()).collect(),
+                flows,
             });
         }
         let nodes = self.nodes.iter().map(|n| n.policy).collect();

@@ -1058,6 +1058,7 @@ impl Simulator {
             seq: pkt.seq,
             uid: pkt.uid,
             cause,
+            flow: Some(pkt.flow),
         });
     }
 

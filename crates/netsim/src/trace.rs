@@ -94,6 +94,8 @@ pub struct TraceLine<'a> {
     pub uid: u64,
     /// Drop cause (simulator traces only; NS-2 does not print one).
     pub cause: Option<DropCause>,
+    /// The simulator's flow index (simulator traces only), for the CSV's names.
+    pub flow: Option<u32>,
 }
 
 /// `%.15g` of `us` microseconds, as NS-2 prints a time rounded to 1e-6 s.
@@ -151,6 +153,78 @@ pub fn write_ns2_line(w: &mut impl Write, l: &TraceLine<'_>) -> io::Result<()> {
 /// The CSV header row (without newline).
 pub const CSV_HEADER: &str =
     "event,time_ns,from,to,type,size,flags,fid,src_node,src_port,dst_node,dst_port,seq,uid,cause";
+
+/// The columns a CSV trace adds after [`CSV_HEADER`] when the tracer knows the names
+/// ([`Tracer::set_names`]): the numbers' nodes and flow by name.
+pub const CSV_NAME_COLUMNS: &str = "from_name,to_name,flow,src_name,dst_name";
+
+/// Node names by id and flow names by the simulator's flow index, for CSV traces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TraceNames {
+    /// By node id.
+    pub nodes: Vec<String>,
+    /// By flow index.
+    pub flows: Vec<String>,
+}
+
+impl TraceNames {
+    fn node(&self, id: NodeId) -> &str {
+        self.nodes.get(id as usize).map_or("", String::as_str)
+    }
+}
+
+/// A name for a CSV field: quoted when it holds a comma, a quote or a line break.
+fn csv_field(w: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.contains([',', '"', '\n', '\r']) {
+        write!(w, "\"{}\"", s.replace('"', "\"\""))
+    } else {
+        w.write_all(s.as_bytes())
+    }
+}
+
+/// Write one CSV row (with a trailing newline), with the name columns when `names` is given.
+pub fn write_csv_line_named(
+    w: &mut impl Write,
+    l: &TraceLine<'_>,
+    names: Option<&TraceNames>,
+) -> io::Result<()> {
+    let Some(n) = names else {
+        return write_csv_line(w, l);
+    };
+    write!(
+        w,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
+        l.event.symbol(),
+        l.time.as_nanos(),
+        l.from,
+        l.to,
+        l.ptype,
+        l.size,
+        l.flags,
+        l.fid,
+        l.src.0,
+        l.src.1,
+        l.dst.0,
+        l.dst.1,
+        l.seq,
+        l.uid,
+        l.cause.map_or("", DropCause::name)
+    )?;
+    csv_field(w, n.node(l.from))?;
+    w.write_all(b",")?;
+    csv_field(w, n.node(l.to))?;
+    w.write_all(b",")?;
+    let flow = l
+        .flow
+        .and_then(|f| n.flows.get(f as usize))
+        .map_or("", String::as_str);
+    csv_field(w, flow)?;
+    w.write_all(b",")?;
+    csv_field(w, n.node(l.src.0))?;
+    w.write_all(b",")?;
+    csv_field(w, n.node(l.dst.0))?;
+    w.write_all(b"\n")
+}
 
 /// Write one CSV row (with a trailing newline).
 pub fn write_csv_line(w: &mut impl Write, l: &TraceLine<'_>) -> io::Result<()> {
@@ -257,6 +331,7 @@ pub fn parse_ns2_line(line: &str) -> Result<TraceLine<'_>, TraceParseError> {
         seq,
         uid,
         cause: None,
+        flow: None,
     })
 }
 
@@ -266,6 +341,7 @@ pub struct Tracer {
     format: TraceFormat,
     error: Option<io::Error>,
     header_done: bool,
+    names: Option<TraceNames>,
 }
 
 impl fmt::Debug for Tracer {
@@ -284,7 +360,14 @@ impl Tracer {
             format,
             error: None,
             header_done: false,
+            names: None,
         }
+    }
+
+    /// Add node and flow names to CSV traces (the [`CSV_NAME_COLUMNS`]); NS-2 traces keep
+    /// NS-2's format.
+    pub fn set_names(&mut self, names: TraceNames) {
+        self.names = Some(names);
     }
 
     /// Write a line; the first I/O error is kept and reported at the end of the run.
@@ -299,9 +382,12 @@ impl Tracer {
                     Ok(())
                 } else {
                     self.header_done = true;
-                    writeln!(self.out, "{CSV_HEADER}")
+                    match self.names {
+                        Some(_) => writeln!(self.out, "{CSV_HEADER},{CSV_NAME_COLUMNS}"),
+                        None => writeln!(self.out, "{CSV_HEADER}"),
+                    }
                 };
-                h.and_then(|_| write_csv_line(&mut self.out, l))
+                h.and_then(|_| write_csv_line_named(&mut self.out, l, self.names.as_ref()))
             }
         };
         if let Err(e) = r {

@@ -366,12 +366,29 @@ fn csv_trace_parses_with_drop_causes() {
     let f = &s["flows"][0];
     let mut rd = csv::Reader::from_path(dir.path().join("res/trace.csv")).unwrap();
     let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header.join(","), netsim::trace::CSV_HEADER);
+    assert_eq!(
+        header.join(","),
+        format!(
+            "{},{}",
+            netsim::trace::CSV_HEADER,
+            netsim::trace::CSV_NAME_COLUMNS
+        )
+    );
+    let flow_names: Vec<&str> = s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
     let mut by_cause = std::collections::BTreeMap::<String, u64>::new();
     let mut recv = 0;
     let mut last_t = 0u64;
     for r in rd.records() {
         let r = r.unwrap();
+        // Names beside the numbers: every packet belongs to a flow of the scenario, and the
+        // link's ends are named.
+        assert!(flow_names.contains(&&r[17]), "{r:?}");
+        assert!(!r[15].is_empty() && !r[16].is_empty(), "{r:?}");
         let t: u64 = r[1].parse().expect("integer nanoseconds");
         assert!(t >= last_t, "trace in time order");
         last_t = t;
