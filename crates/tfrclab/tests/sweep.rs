@@ -300,19 +300,22 @@ fn grid_runs_and_aggregates_match_the_raw_runs() {
     // Plus the throughput-delay plot.
     assert_eq!(html.matches("<svg").count(), charted + 1);
     // Issue 18: the report opens with the default primary metrics (this scenario has a TFRC
-    // and a TCP flow: friendliness too), then throughput-delay.
+    // and a TCP flow: the three friendliness ratios too, `friendliness` matching the metrics
+    // that extend it), then throughput-delay.
     let headings: Vec<&str> = html
         .split("<h2 id=\"")
         .skip(1)
         .map(|h| h.split('"').next().unwrap())
         .collect();
     assert_eq!(
-        headings[..4],
+        headings[..6],
         [
             "s1-throughput-bps",
             "s2-friendliness",
-            "s3-throughput-and-delay",
-            "s4-grid"
+            "s3-friendliness-same-rtt",
+            "s4-friendliness-aggregate",
+            "s5-throughput-and-delay",
+            "s6-grid"
         ],
         "{headings:?}"
     );
