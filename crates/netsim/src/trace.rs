@@ -188,47 +188,34 @@ pub fn write_csv_line_named(
     l: &TraceLine<'_>,
     names: Option<&TraceNames>,
 ) -> io::Result<()> {
-    let Some(n) = names else {
-        return write_csv_line(w, l);
-    };
-    write!(
-        w,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
-        l.event.symbol(),
-        l.time.as_nanos(),
-        l.from,
-        l.to,
-        l.ptype,
-        l.size,
-        l.flags,
-        l.fid,
-        l.src.0,
-        l.src.1,
-        l.dst.0,
-        l.dst.1,
-        l.seq,
-        l.uid,
-        l.cause.map_or("", DropCause::name)
-    )?;
-    csv_field(w, n.node(l.from))?;
-    w.write_all(b",")?;
-    csv_field(w, n.node(l.to))?;
-    w.write_all(b",")?;
-    let flow = l
-        .flow
-        .and_then(|f| n.flows.get(f as usize))
-        .map_or("", String::as_str);
-    csv_field(w, flow)?;
-    w.write_all(b",")?;
-    csv_field(w, n.node(l.src.0))?;
-    w.write_all(b",")?;
-    csv_field(w, n.node(l.dst.0))?;
+    write_csv_fields(w, l)?;
+    if let Some(n) = names {
+        let flow = l
+            .flow
+            .and_then(|f| n.flows.get(f as usize))
+            .map_or("", String::as_str);
+        for name in [
+            n.node(l.from),
+            n.node(l.to),
+            flow,
+            n.node(l.src.0),
+            n.node(l.dst.0),
+        ] {
+            w.write_all(b",")?;
+            csv_field(w, name)?;
+        }
+    }
     w.write_all(b"\n")
 }
 
 /// Write one CSV row (with a trailing newline).
 pub fn write_csv_line(w: &mut impl Write, l: &TraceLine<'_>) -> io::Result<()> {
-    writeln!(
+    write_csv_line_named(w, l, None)
+}
+
+/// The fields of [`CSV_HEADER`], without the newline.
+fn write_csv_fields(w: &mut impl Write, l: &TraceLine<'_>) -> io::Result<()> {
+    write!(
         w,
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         l.event.symbol(),
