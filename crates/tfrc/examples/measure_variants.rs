@@ -12,30 +12,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{secs, Loss, Pair, Path};
-use tfrc::variants::{self, VariantChoice};
+use common::{path, profile, rate, secs, Loss, Pair, Path};
 use tfrc::{LossClass, Profile};
-
-fn profile(names: &[&str]) -> Profile {
-    let c: Vec<VariantChoice> = names.iter().map(|n| n.parse().unwrap()).collect();
-    variants::apply(Profile::rfc5348(), &c).unwrap()
-}
-
-fn path(delay_ms: u64, loss: Loss) -> Path {
-    Path {
-        delay: Duration::from_millis(delay_ms),
-        bandwidth: None,
-        loss,
-        queue_limit: None,
-    }
-}
-
-/// Mean send rate over [from, to) seconds.
-fn rate(p: &Profile, path: Path, from: f64, to: f64) -> f64 {
-    let mut pair = Pair::new(*p, path);
-    pair.run_until(secs(to));
-    pair.send_rate(secs(from), secs(to))
-}
 
 fn main() {
     for names in [

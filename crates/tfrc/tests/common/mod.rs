@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use tfrc::variants::{self, VariantChoice};
 use tfrc::{DataHeader, Feedback, Profile, Receiver, Sender, Time};
 
 /// Which data packets the path drops.
@@ -265,4 +266,27 @@ impl Pair {
 /// Seconds to [`Time`].
 pub fn secs(s: f64) -> Time {
     Time::from_secs_f64(s)
+}
+
+/// The `rfc5348` profile with the seed variants `names` (`"veno"`, `"simd:beta=0.5"`, …).
+pub fn profile(names: &[&str]) -> Profile {
+    let c: Vec<VariantChoice> = names.iter().map(|n| n.parse().unwrap()).collect();
+    variants::apply(Profile::rfc5348(), &c).unwrap()
+}
+
+/// A path of `delay_ms` one way, no rate limit or queue, dropping data by `loss`.
+pub fn path(delay_ms: u64, loss: Loss) -> Path {
+    Path {
+        delay: Duration::from_millis(delay_ms),
+        bandwidth: None,
+        loss,
+        queue_limit: None,
+    }
+}
+
+/// Mean send rate of profile `p` on `path` over [from, to) seconds.
+pub fn rate(p: &Profile, path: Path, from: f64, to: f64) -> f64 {
+    let mut pair = Pair::new(*p, path);
+    pair.run_until(secs(to));
+    pair.send_rate(secs(from), secs(to))
 }
