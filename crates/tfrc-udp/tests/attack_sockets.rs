@@ -4,6 +4,8 @@
 //! forged-session data during a legitimate rate-limited session, which keeps at least 80% of
 //! what it delivers without the flood. Bounded in count; no timing is asserted.
 
+mod common;
+
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,38 +19,15 @@ use tfrc_udp::{Protect, Receiver, ReceiverOptions, Sender, SenderOptions, Source
 /// with bytes of its own (what a key-substituting proxy can do without the receiver's private
 /// key). Returns its address and a stop flag.
 fn substituting_proxy(server: SocketAddr) -> (SocketAddr, Arc<AtomicBool>) {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(20)))
-        .unwrap();
-    let addr = sock.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    std::thread::spawn(move || {
-        let mut client: Option<SocketAddr> = None;
-        let mut buf = [0u8; 65_536];
-        while !st.load(Ordering::SeqCst) {
-            let Ok((n, from)) = sock.recv_from(&mut buf) else {
-                continue;
-            };
-            let mut d = buf[..n].to_vec();
-            if from == server {
-                if let Ok(f) = frame::parse(&d) {
-                    if f.kind == Kind::HelloAck && d.len() > frame::HEADER_LEN + 4 {
-                        for (i, b) in d[frame::HEADER_LEN + 4..].iter_mut().enumerate() {
-                            *b = (i as u8).wrapping_mul(31);
-                        }
-                    }
+    common::relay(server, |d| {
+        if let Ok(f) = frame::parse(d) {
+            if f.kind == Kind::HelloAck && d.len() > frame::HEADER_LEN + 4 {
+                for (i, b) in d[frame::HEADER_LEN + 4..].iter_mut().enumerate() {
+                    *b = (i as u8).wrapping_mul(31);
                 }
-                if let Some(c) = client {
-                    let _ = sock.send_to(&d, c);
-                }
-            } else {
-                client = Some(from);
-                let _ = sock.send_to(&d, server);
             }
         }
-    });
-    (addr, stop)
+    })
 }
 
 #[test]

@@ -2,46 +2,19 @@
 //! left the sender at s/t_mbi (125 b/s) for the rest of the run. A greedy session through a
 //! relay on loopback must keep a rate far above that.
 
-use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+mod common;
+
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tfrc_udp::{Receiver, ReceiverOptions, Sender, SenderOptions, Source};
-
-fn relay(server: SocketAddr) -> (SocketAddr, Arc<AtomicBool>) {
-    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.set_read_timeout(Some(Duration::from_millis(20)))
-        .unwrap();
-    let addr = sock.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    std::thread::spawn(move || {
-        let mut client: Option<SocketAddr> = None;
-        let mut buf = [0u8; 65_536];
-        while !st.load(Ordering::SeqCst) {
-            let Ok((n, from)) = sock.recv_from(&mut buf) else {
-                continue;
-            };
-            if from == server {
-                if let Some(c) = client {
-                    let _ = sock.send_to(&buf[..n], c);
-                }
-            } else {
-                client = Some(from);
-                let _ = sock.send_to(&buf[..n], server);
-            }
-        }
-    });
-    (addr, stop)
-}
 
 #[test]
 fn a_greedy_session_through_a_relay_does_not_stall() {
     for run in 0..3 {
         let rx =
             Receiver::bind("127.0.0.1:0".parse().unwrap(), ReceiverOptions::default()).unwrap();
-        let (to, stop) = relay(rx.local_addr());
+        let (to, stop) = common::relay(rx.local_addr(), |_| {});
         let tx = Sender::connect(
             to,
             SenderOptions {

@@ -72,3 +72,39 @@ pub fn engine_with_session() -> ReceiverEngine {
     while e.poll_transmit().is_some() {}
     e
 }
+
+/// A UDP relay between one client and `server` on loopback: what the client sends goes to
+/// `server`, what `server` sends goes to the client after `rewrite` (a proxy's tampering, or
+/// nothing). Returns the relay's address and a flag that stops it.
+pub fn relay(
+    server: SocketAddr,
+    rewrite: impl Fn(&mut Vec<u8>) + Send + 'static,
+) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    std::thread::spawn(move || {
+        let mut client: Option<SocketAddr> = None;
+        let mut buf = [0u8; 65_536];
+        while !st.load(Ordering::SeqCst) {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            let mut d = buf[..n].to_vec();
+            if from == server {
+                rewrite(&mut d);
+                if let Some(c) = client {
+                    let _ = sock.send_to(&d, c);
+                }
+            } else {
+                client = Some(from);
+                let _ = sock.send_to(&d, server);
+            }
+        }
+    });
+    (addr, stop)
+}
