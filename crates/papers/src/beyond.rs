@@ -9,9 +9,11 @@
 //!   TFRC, ns2 profile, beside TCP), as seed 002's scene 1 does with Tahoe;
 //! - seed 004's 10-node topology with one TFRC flow (ns2 profile) competing with one TCP flow
 //!   (`seed-004/tfrc-vs-tcp.toml`): the paper compared the two in separate runs and found
-//!   TFRC's throughput above TCP's, so the two are put on the network together here;
-//! and the claim is seed 002's operational "friendly": Jain's index of the TFRC and the TCP
-//! flow's throughput at least 0.9, per seed, with a 95% CI over the seeds.
+//!   TFRC's throughput above TCP's, so the two are put on the network together here, with
+//!   NS-2's `window_` 20 and with 100.
+//!
+//! The claim is seed 002's operational "friendly": Jain's index of the TFRC and the TCP flow's
+//! throughput at least 0.9, per seed, with a 95% CI over the seeds.
 
 use std::time::Duration;
 
