@@ -24,10 +24,10 @@ pub enum AnyAgent {
     Cbr(CbrSource),
     /// NS-2 `Agent/Null`: absorbs packets.
     Null(NullSink),
-    /// NS-2's one-way TCP sender (`Agent/TCP`, `/Reno`, `/Newreno`) with an FTP source
+    /// NS-2's one-way TCP sender (`Agent/TCP`, `/Reno`, `/Newreno`, `/Sack1`) with an FTP source
     /// (boxed: it is several times larger than the other agents).
     TcpSender(Box<TcpSender>),
-    /// NS-2 `Agent/TCPSink` (or `Agent/TCPSink/DelAck`).
+    /// NS-2 `Agent/TCPSink` (or `/DelAck`, `/Sack1`, `/Sack1/DelAck`).
     TcpSink(TcpSink),
     /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
     TfrcSender(Box<TfrcSender>),

@@ -241,6 +241,33 @@ mod tests {
         assert!(recv(&mut none, 2).is_empty());
     }
 
+    proptest::proptest! {
+        /// Any arrival order (duplicates included) gives at most `nblocks` blocks, and every
+        /// block names packets that arrived.
+        #[test]
+        fn blocks_name_received_packets(
+            n in 0u32..4,
+            seqs in proptest::collection::vec(0i64..150, 1..200),
+        ) {
+            let mut s = Sacker::new(n);
+            let mut got = std::collections::BTreeSet::new();
+            for q in seqs {
+                got.insert(q);
+                s.update(q, 1040);
+                let b = s.blocks();
+                proptest::prop_assert!(b.len() <= n as usize);
+                for (l, r) in b.iter() {
+                    proptest::prop_assert!(l < r && (l..r).all(|x| got.contains(&x)));
+                }
+                if q >= s.next {
+                    // Above the cumulative ACK: the first block is the run around it.
+                    let (l, r) = b.iter().next().unwrap_or((-1, -1));
+                    proptest::prop_assert!(n == 0 || (l <= q && q < r));
+                }
+            }
+        }
+    }
+
     #[test]
     fn ring_grows_and_survives_far_sequences() {
         let mut s = Sacker::new(3);

@@ -499,6 +499,31 @@ mod tests {
         assert_eq!(s.total, 46);
     }
 
+    proptest::proptest! {
+        /// Whatever blocks arrive, the scoreboard holds exactly their union (above what the
+        /// cumulative ACK covers) as sorted, disjoint, non-adjacent blocks, and `total` counts it.
+        #[test]
+        fn scoreboard_is_the_union_of_its_blocks(
+            adds in proptest::collection::vec((0i64..60, 1i64..8), 1..40),
+        ) {
+            let mut s = Scoreboard::new();
+            let mut set = std::collections::BTreeSet::new();
+            for (l, n) in adds {
+                s.update(0, &sb(&[(l + 2, l + 2 + n)]));
+                set.extend(l + 2..l + 2 + n);
+            }
+            let mut want = Vec::new();
+            for &q in &set {
+                match want.last_mut() {
+                    Some((_, e)) if *e == q => *e += 1,
+                    _ => want.push((q, q + 1)),
+                }
+            }
+            proptest::prop_assert_eq!(&s.blocks, &want);
+            proptest::prop_assert_eq!(s.total, set.len() as i64);
+        }
+    }
+
     /// After `open(.., 6)`: cwnd 8, 1..=14 sent. Lose 7 and 9; three SACKed duplicates.
     fn in_recovery() -> Harness<TcpSender> {
         let mut h = sender(TcpVariant::Sack, 100);
