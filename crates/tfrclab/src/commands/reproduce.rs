@@ -34,7 +34,8 @@ Examples:
   tfrclab reproduce all --quick
   tfrclab reproduce all --markdown docs/reproduce.md")]
 pub struct Args {
-    /// Papers to reproduce: seed-000, seed-001, seed-002, seed-003, seed-004, or all.
+    /// Papers to reproduce: seed-000, seed-001, seed-002, seed-003, seed-004, beyond-seeds (the
+    /// seed papers' TFRC-vs-TCP friendliness against other TCP variants), or all.
     #[arg(value_name = "PAPER", default_value = "all")]
     pub papers: Vec<String>,
     /// Seeds (N) per replicated configuration [default: 10, or 3 with --quick].
