@@ -51,7 +51,7 @@ use std::time::Duration;
 
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
 pub use sender::{
-    Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
+    HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
 };
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 
@@ -96,6 +96,16 @@ pub(crate) fn wait_until(
     fds: &[std::os::fd::RawFd],
     spin: Duration,
 ) -> std::io::Result<sys::Ready> {
+    wait_until_rw(deadline, fds, false, spin)
+}
+
+/// [`wait_until`], also waking when the first of `fds` becomes writable (with `writable`).
+pub(crate) fn wait_until_rw(
+    deadline: tfrc::Time,
+    fds: &[std::os::fd::RawFd],
+    writable: bool,
+    spin: Duration,
+) -> std::io::Result<sys::Ready> {
     loop {
         let now = now();
         if now >= deadline {
@@ -103,8 +113,8 @@ pub(crate) fn wait_until(
         }
         let remaining = deadline - now;
         if remaining > spin {
-            let r = sys::wait(fds, remaining - spin)?;
-            if r.first || r.second || r.error {
+            let r = sys::wait_rw(fds, writable, remaining - spin)?;
+            if r.first || r.second || r.error || r.writable {
                 return Ok(r);
             }
         } else {

@@ -64,6 +64,39 @@ pub enum Source {
     Generated,
 }
 
+/// How much of its own host's queues (socket buffer, qdisc, device queue) a sender fills.
+///
+/// A packet waiting in this host is not yet on the path, and a queue here is shared with the
+/// host's other flows: a sender that fills a shaper on its own interface (an operator's uplink
+/// limit) delays and starves them, and loses packets there that no receiver will report in
+/// time. Linux TCP keeps about max(2 packets, 1 ms at its pacing rate) per socket in these
+/// queues (TCP Small Queues) and enters CWR when one drops a packet. `docs/real-network.md`,
+/// "Local congestion", has the reasoning and the measurements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostQueue {
+    /// The socket's send buffer follows the allowed rate: max(8 KiB, two segments, 1 ms at X)
+    /// (the kernel doubles it for its bookkeeping). A full buffer refuses the next packet
+    /// (`EAGAIN`) and the sender waits until the socket is writable.
+    #[default]
+    Small,
+    /// The whole `socket_buffer` (4 MiB): local queues fill until they drop (`ENOBUFS`), each
+    /// drop then a congestion signal. The behaviour before issue 16, kept for comparison.
+    Buffer,
+}
+
+impl HostQueue {
+    /// The send buffer to request for allowed rate `x` (bytes/s) and segment size `s`.
+    fn send_buffer(self, x: f64, s: usize) -> Option<usize> {
+        match self {
+            HostQueue::Small => {
+                let per_ms = if x.is_finite() { x / 1000.0 } else { 0.0 };
+                Some(8192usize.max(2 * (s + 100)).max(per_ms.min(64e6) as usize))
+            }
+            HostQueue::Buffer => None,
+        }
+    }
+}
+
 /// How a sender is set up.
 pub struct SenderOptions {
     /// The TFRC profile (its segment size s is the largest message).
@@ -100,8 +133,11 @@ pub struct SenderOptions {
     pub fin_timeout: Duration,
     /// Local address to bind (default: the unspecified address of the destination's family).
     pub bind: Option<SocketAddr>,
-    /// Socket send and receive buffer size in bytes.
+    /// Socket send and receive buffer size in bytes (the send buffer is smaller under
+    /// [`HostQueue::Small`]).
     pub socket_buffer: usize,
+    /// How much of this host's queues the sender fills.
+    pub host_queue: HostQueue,
     /// Write one JSON line of sender state per feedback here.
     pub feedback_log: Option<Box<dyn Write + Send>>,
 }
@@ -122,6 +158,7 @@ impl Default for SenderOptions {
             fin_timeout: Duration::from_secs(3),
             bind: None,
             socket_buffer: 4 << 20,
+            host_queue: HostQueue::Small,
             feedback_log: None,
         }
     }
@@ -178,8 +215,18 @@ pub struct SenderStats {
     pub icmp_time_exceeded: u64,
     /// Other ICMP errors (for example port unreachable: no receiver).
     pub icmp_other: u64,
-    /// Datagrams the kernel refused to send (buffer full); the core counted them as sent.
+    /// Datagrams the kernel did not send for a reason other than the two below (for example a
+    /// pending ICMP error reported on the send); counted as sent, so the receiver sees a loss.
     pub send_errors: u64,
+    /// Data packets the socket refused because its send buffer was full (`EAGAIN`): not
+    /// counted as sent, offered again once the socket is writable (backpressure).
+    #[serde(default)]
+    pub send_blocked: u64,
+    /// Data packets a local queue dropped (`ENOBUFS`: a shaper or device queue on this host was
+    /// full): not counted as sent, offered again, and a congestion signal to the core
+    /// ([`tfrc::Sender::on_local_congestion`]).
+    #[serde(default)]
+    pub local_drops: u64,
     /// Datagrams dropped on input, by cause.
     pub drops: Drops,
     /// Messages waiting in the application queue.
@@ -1032,6 +1079,10 @@ fn run(
     let spin = opts.spin;
     let mut ebuf = vec![0u8; 2048];
     let mut smooth = Smoothness::default();
+    // The socket refused a packet (EAGAIN): send nothing until it is writable again.
+    let mut blocked = false;
+    // The send buffer last requested (0: not set since the handshake).
+    let mut sndbuf = 0usize;
 
     while !finished_sending {
         let now = crate::now();
@@ -1145,23 +1196,60 @@ fn run(
             core.on_timeout(now);
         }
         publish_rate(shared, core.rate() * 8.0, false);
+        if let Some(b) = opts.host_queue.send_buffer(core.rate(), s) {
+            // Resize only on a change of more than a quarter (one system call).
+            if b * 4 < sndbuf * 3 || b * 4 > sndbuf * 5 {
+                sys::set_send_buffer(&io.sock, b);
+                sndbuf = b;
+            }
+        }
         // 4. Transmit whatever the core allows now.
         if !stopping {
-            while let Some(h) = core.poll_transmit(now) {
+            while !blocked {
+                let Some(h) = core.poll_transmit(now) else {
+                    break;
+                };
                 let payload = match opts.source {
                     Source::Generated => None,
                     Source::Messages => pending.pop_front(),
                 };
                 let body = payload.as_deref().unwrap_or(&generated);
                 let hdr = wire::encode_data(&h);
-                if io.build(Kind::Data, &hdr, body) {
-                    let d = std::mem::take(&mut io.out);
-                    io.send_raw(&d, Some(h.initial_ttl));
-                    io.out = d;
-                    io.stats.payload_bytes_sent += body.len() as u64;
-                    smooth.on_send(now - start);
-                    if infinite {
-                        io.stats.generated_packets += 1;
+                if !io.build(Kind::Data, &hdr, body) {
+                    continue;
+                }
+                let d = std::mem::take(&mut io.out);
+                let sent = sys::send_to(&io.sock, &d, &io.to, Some(h.initial_ttl));
+                io.out = d;
+                let fail = sent.as_ref().err().map(sys::send_fail);
+                match fail {
+                    Some(f @ (sys::SendFail::Blocked | sys::SendFail::LocalDrop)) => {
+                        // The packet never left: give it back to the core (same sequence
+                        // number next time), keep its payload, and wait for the socket
+                        // (docs/real-network.md, "Local congestion").
+                        core.on_send_refused(now, &h);
+                        if let Some(m) = payload {
+                            pending.push_front(m);
+                        }
+                        if f == sys::SendFail::LocalDrop {
+                            io.stats.local_drops += 1;
+                            core.on_local_congestion(now);
+                            // A full qdisc does not make the socket unwritable: wait for the
+                            // core's next send time at the reduced rate instead.
+                            break;
+                        }
+                        io.stats.send_blocked += 1;
+                        blocked = true;
+                    }
+                    _ => {
+                        if fail.is_some() {
+                            io.stats.send_errors += 1;
+                        }
+                        io.stats.payload_bytes_sent += body.len() as u64;
+                        smooth.on_send(now - start);
+                        if infinite {
+                            io.stats.generated_packets += 1;
+                        }
                     }
                 }
             }
@@ -1184,6 +1272,12 @@ fn run(
         // 6. Sleep until the next send time, timer or input.
         let mut wake = now + Duration::from_millis(20);
         if let Some(t) = core.poll_timeout() {
+            // Blocked, the next packet is due already; only the nofeedback timer counts.
+            let t = if blocked {
+                core.status().nofeedback_at.unwrap_or(t)
+            } else {
+                t
+            };
             wake = wake.min(t.max(now));
         }
         if rate_limit.is_some() {
@@ -1192,9 +1286,12 @@ fn run(
         if let Some(e) = end {
             wake = wake.min(e);
         }
-        let r = crate::wait_until(wake, &fds, spin)?;
+        let r = crate::wait_until_rw(wake, &fds, blocked, spin)?;
         if r.second {
             shared.wake.drain();
+        }
+        if r.writable {
+            blocked = false;
         }
     }
 
