@@ -51,7 +51,8 @@ use std::time::Duration;
 
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
 pub use sender::{
-    HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
+    HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats,
+    Source,
 };
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 

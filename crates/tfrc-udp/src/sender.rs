@@ -1081,6 +1081,8 @@ fn run(
     let mut smooth = Smoothness::default();
     // The socket refused a packet (EAGAIN): send nothing until it is writable again.
     let mut blocked = false;
+    // A local queue dropped a packet (ENOBUFS): send nothing before this time.
+    let mut local_until: Option<Time> = None;
     // The send buffer last requested (0: not set since the handshake).
     let mut sndbuf = 0usize;
 
@@ -1204,7 +1206,10 @@ fn run(
             }
         }
         // 4. Transmit whatever the core allows now.
-        if !stopping {
+        if local_until.is_some_and(|t| now >= t) {
+            local_until = None;
+        }
+        if !stopping && local_until.is_none() {
             while !blocked {
                 let Some(h) = core.poll_transmit(now) else {
                     break;
@@ -1234,8 +1239,11 @@ fn run(
                         if f == sys::SendFail::LocalDrop {
                             io.stats.local_drops += 1;
                             core.on_local_congestion(now);
-                            // A full qdisc does not make the socket unwritable: wait for the
-                            // core's next send time at the reduced rate instead.
+                            // A full qdisc does not make the socket unwritable, and nothing
+                            // signals room in it: try again one packet interval at the
+                            // (reduced) rate later, within [50 µs, 10 ms].
+                            let gap = (s as f64 / core.rate()).clamp(50e-6, 10e-3);
+                            local_until = Some(now + Duration::from_secs_f64(gap));
                             break;
                         }
                         io.stats.send_blocked += 1;
@@ -1272,9 +1280,11 @@ fn run(
         // 6. Sleep until the next send time, timer or input.
         let mut wake = now + Duration::from_millis(20);
         if let Some(t) = core.poll_timeout() {
-            // Blocked, the next packet is due already; only the nofeedback timer counts.
-            let t = if blocked {
-                core.status().nofeedback_at.unwrap_or(t)
+            // Blocked, the next packet is due already; only the nofeedback timer counts (and,
+            // after a local drop, the time to try again).
+            let t = if blocked || local_until.is_some() {
+                let nfb = core.status().nofeedback_at.unwrap_or(t);
+                local_until.map_or(nfb, |l| l.min(nfb))
             } else {
                 t
             };

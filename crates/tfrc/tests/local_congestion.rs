@@ -18,7 +18,9 @@ fn started(n: u64) -> Sender {
 #[test]
 fn a_refused_packet_is_not_counted_and_comes_back() {
     let mut s = started(3);
-    let h = s.poll_transmit(Time::ZERO).expect("first packet goes at once");
+    let h = s
+        .poll_transmit(Time::ZERO)
+        .expect("first packet goes at once");
     assert_eq!(s.backlog(), Backlog::Packets(2));
     assert!(s.on_send_refused(Time::ZERO, &h));
     assert_eq!(s.status().packets_sent, 0);

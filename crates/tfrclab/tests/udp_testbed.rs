@@ -153,7 +153,10 @@ fn assert_alone(r: &serde_json::Value, case: &str) {
     let a = &r["cases"][case]["flows"][0];
     let utilisation = f(a, "throughput_bps") / rate;
     let loss = f(a, "loss_rate");
-    println!("{} {case}: utilisation {utilisation:.3}, loss {loss:.4}", r["bottleneck"]);
+    println!(
+        "{} {case}: utilisation {utilisation:.3}, loss {loss:.4}",
+        r["bottleneck"]
+    );
     assert!(
         utilisation >= 0.85,
         "TFRC alone uses {utilisation:.3} of the bottleneck"
@@ -177,7 +180,10 @@ fn tcp_ratio(r: &serde_json::Value, case: &str, cc: &str) -> (f64, f64) {
     assert!((f(st, "tfrc_tcp_ratio") - settled).abs() < 1e-9, "{st}");
     // Both windows describe the same flows: the settled rates are within the bottleneck.
     let rate = f(r, "bottleneck_bps");
-    assert!(f(st, "tfrc_goodput_bps") + f(st, "tcp_goodput_bps") <= 1.05 * rate, "{st}");
+    assert!(
+        f(st, "tfrc_goodput_bps") + f(st, "tcp_goodput_bps") <= 1.05 * rate,
+        "{st}"
+    );
     (ratio, settled)
 }
 
