@@ -9,7 +9,9 @@
 //!   80 µs gaps of 100 Mb/s), processes feedback, sets each packet's IP TTL from
 //!   `tfrc::Sender::ttl()` (E5), and closes with a FIN that the receiver answers with its
 //!   report. The application feeds it messages ([`Sender::send`]) or lets it generate data
-//!   ([`Source::Generated`]).
+//!   ([`Source::Generated`]). It keeps its host queue small ([`HostQueue`]): a datagram the
+//!   host refuses is given back to the core, not counted as sent, and a local drop is a
+//!   congestion signal (`docs/real-network.md`, "Local congestion").
 //! - [`Receiver`]: a thread that runs the receiver side ([`ReceiverEngine`], socket-free, the
 //!   path the fuzz target drives) for many concurrent sessions in a bounded table, answers
 //!   with feedback, reads each packet's TTL (`IP_RECVTTL`) to report hops, and hands delivered
