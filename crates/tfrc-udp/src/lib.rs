@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod engine;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -51,6 +52,7 @@ mod sys;
 
 use std::time::Duration;
 
+pub use engine::{EngineEvent, SenderEngine, Transmit};
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
 pub use sender::{
     HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats,

@@ -432,7 +432,7 @@ pub fn recv_error(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<Option<IcmpErr
     Ok(out)
 }
 
-/// What [`wait`] saw.
+/// What [`wait_rw`] saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ready {
     /// The first descriptor is readable.
@@ -492,7 +492,7 @@ pub fn wait_rw(fds: &[RawFd], writable: bool, timeout: Duration) -> io::Result<R
     })
 }
 
-/// A counter descriptor another thread writes to wake a transport thread out of [`wait`].
+/// A counter descriptor another thread writes to wake a transport thread out of [`wait_rw`].
 #[derive(Debug)]
 pub struct EventFd(OwnedFd);
 
@@ -526,7 +526,7 @@ impl EventFd {
         }
     }
 
-    /// The descriptor, for [`wait`].
+    /// The descriptor, for [`wait_rw`].
     pub fn fd(&self) -> RawFd {
         self.0.as_raw_fd()
     }
@@ -568,11 +568,11 @@ mod tests {
     fn wait_times_out_and_wakes() {
         let e = EventFd::new().unwrap();
         let t0 = monotonic_ns();
-        let r = wait(&[e.fd()], Duration::from_millis(2)).unwrap();
+        let r = wait_rw(&[e.fd()], false, Duration::from_millis(2)).unwrap();
         assert!(!r.first);
         assert!(monotonic_ns() - t0 >= 2_000_000);
         e.notify();
-        let r = wait(&[e.fd()], Duration::from_secs(5)).unwrap();
+        let r = wait_rw(&[e.fd()], false, Duration::from_secs(5)).unwrap();
         assert!(r.first);
         e.drain();
     }
