@@ -56,6 +56,7 @@ pub fn pending(
     shard: Shard,
     retry_failed: bool,
 ) -> Result<(Vec<&RunEntry>, usize), CampaignError> {
+    c.check_names()?;
     let mut todo = Vec::new();
     let mut done = 0;
     for e in c.manifest.runs.iter().filter(|e| shard.contains(e.index)) {

@@ -570,6 +570,82 @@ impl Campaign {
         Ok(r)
     }
 
+    /// What the file `name` in `results/` is: None for a temporary file of a writer that was
+    /// killed, else the run it is named after and whether it is an error file; a problem
+    /// (naming the file) when it is no result of this campaign.
+    fn classify<'a>(
+        &self,
+        name: &str,
+        by_id: &HashMap<&str, &'a RunEntry>,
+    ) -> Result<Option<(&'a RunEntry, bool)>, String> {
+        let dir = self.results_dir();
+        let path = dir.join(name);
+        if name.starts_with('.') {
+            return Ok(None);
+        }
+        let (id, is_failed) = if let Some(id) = name.strip_suffix(".failed.json") {
+            (id, true)
+        } else if let Some(id) = name.strip_suffix(".json") {
+            (id, false)
+        } else {
+            return Err(format!(
+                "{}: not a result file (results are <run id>.json); nothing was changed. Move it out of {}",
+                path.display(),
+                dir.display()
+            ));
+        };
+        match by_id.get(id) {
+            Some(e) => Ok(Some((*e, is_failed))),
+            None => {
+                let hint = match std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<ResultFile>(&t).ok())
+                {
+                    Some(r) if r.campaign != self.manifest.campaign => format!(
+                        "it belongs to campaign {}, not to this one ({})",
+                        r.campaign, self.manifest.campaign
+                    ),
+                    _ => "no run of this campaign has that id".into(),
+                };
+                Err(format!(
+                    "{}: {hint}; nothing was changed. Move it out of {}",
+                    path.display(),
+                    dir.display()
+                ))
+            }
+        }
+    }
+
+    /// Check that every file name in `results/` is a result of one of this campaign's runs (names
+    /// only, and the content of those that are not: cheap enough for every array task).
+    pub fn check_names(&self) -> Result<(), CampaignError> {
+        let by_id: HashMap<&str, &RunEntry> = self
+            .manifest
+            .runs
+            .iter()
+            .map(|e| (e.id.as_str(), e))
+            .collect();
+        let dir = self.results_dir();
+        let listing = match std::fs::read_dir(&dir) {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_err("list", &dir, e)),
+        };
+        let mut problems = Vec::new();
+        for f in listing {
+            let f = f.map_err(|e| io_err("list", &dir, e))?;
+            if let Err(p) = self.classify(&f.file_name().to_string_lossy(), &by_id) {
+                problems.push(p);
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            problems.sort();
+            Err(CampaignError::Invalid(problems))
+        }
+    }
+
     /// Every run's state, checking every file in `results/`: each must be a result of one of
     /// this campaign's runs (temporary files of killed writers are ignored).
     pub fn scan(&self) -> Result<Scan, CampaignError> {
@@ -593,40 +669,13 @@ impl Campaign {
         for f in listing {
             let f = f.map_err(|e| io_err("list", &dir, e))?;
             let name = f.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') {
-                continue; // a temporary file of a writer that was killed
-            }
-            let (id, is_failed) = if let Some(id) = name.strip_suffix(".failed.json") {
-                (id, true)
-            } else if let Some(id) = name.strip_suffix(".json") {
-                (id, false)
-            } else {
-                problems.push(format!(
-                    "{}: not a result file (results are <run id>.json); move it out of {}",
-                    f.path().display(),
-                    dir.display()
-                ));
-                continue;
-            };
-            let Some(e) = by_id.get(id) else {
-                let hint = match std::fs::read_to_string(f.path())
-                    .ok()
-                    .and_then(|t| serde_json::from_str::<ResultFile>(&t).ok())
-                {
-                    Some(r) if r.campaign != self.manifest.campaign => {
-                        format!(
-                            "it belongs to campaign {}, not to this one ({})",
-                            r.campaign, self.manifest.campaign
-                        )
-                    }
-                    _ => "no run of this campaign has that id".into(),
-                };
-                problems.push(format!(
-                    "{}: {hint}; nothing was changed. Move it out of {}",
-                    f.path().display(),
-                    dir.display()
-                ));
-                continue;
+            let (e, is_failed) = match self.classify(&name, &by_id) {
+                Ok(Some(x)) => x,
+                Ok(None) => continue,
+                Err(p) => {
+                    problems.push(p);
+                    continue;
+                }
             };
             match self.read_result(&f.path(), e) {
                 Ok(r) if is_failed == r.error.is_some() => {
