@@ -233,6 +233,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
                 TcpVariant::Reno => netsim::agents::TcpVariant::Reno,
                 TcpVariant::NewReno => netsim::agents::TcpVariant::NewReno,
+                TcpVariant::Sack => netsim::agents::TcpVariant::Sack,
             };
             let cfg = TcpConfig {
                 window: *window,
@@ -240,10 +241,14 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 packet_size: flow.packet_size,
                 ..TcpConfig::ns2(v)
             };
-            let sink = if *delayed_ack {
-                TcpSinkConfig::ns2_delack()
-            } else {
-                TcpSinkConfig::ns2()
+            let sink = TcpSinkConfig {
+                // Sack1 needs the SACK blocks of NS-2's TCPSink/Sack1.
+                sack_blocks: (*variant == TcpVariant::Sack).then_some(3),
+                ..if *delayed_ack {
+                    TcpSinkConfig::ns2_delack()
+                } else {
+                    TcpSinkConfig::ns2()
+                }
             };
             (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
         }

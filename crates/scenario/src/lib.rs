@@ -382,6 +382,8 @@ pub enum TcpVariant {
     Reno,
     /// `Agent/TCP/Newreno`.
     NewReno,
+    /// `Agent/TCP/Sack1` with an `Agent/TCPSink/Sack1` sink (SACK blocks, scoreboard recovery).
+    Sack,
 }
 
 /// TFRC profile name.

@@ -1616,11 +1616,12 @@ fn flow_spec(
                 None | Some((_, "newreno")) => TcpVariant::NewReno,
                 Some((_, "reno")) => TcpVariant::Reno,
                 Some((_, "tahoe")) => TcpVariant::Tahoe,
+                Some((_, "sack")) => TcpVariant::Sack,
                 Some((span, other)) => {
                     cx.err(
                         span,
                         format!("unknown TCP variant \"{other}\""),
-                        "\"newreno\", \"reno\" or \"tahoe\"".to_string(),
+                        "\"newreno\", \"reno\", \"tahoe\" or \"sack\"".to_string(),
                     );
                     TcpVariant::NewReno
                 }

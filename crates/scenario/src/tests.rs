@@ -237,9 +237,22 @@ fn error_display_names_file_line_column() {
         "{e}"
     );
     assert!(
-        e.contains("expected: \"newreno\", \"reno\" or \"tahoe\""),
+        e.contains("expected: \"newreno\", \"reno\", \"tahoe\" or \"sack\""),
         "{e}"
     );
+}
+
+#[test]
+fn sack_variant_parses() {
+    let text = GOOD.replace("variant = \"tahoe\"", "variant = \"sack\"");
+    let s = Scenario::parse("x/sack.toml", &text).expect("sack is a TCP variant");
+    assert!(s.flows.iter().any(|f| matches!(
+        f.kind,
+        FlowKind::Tcp {
+            variant: TcpVariant::Sack,
+            ..
+        }
+    )));
 }
 
 #[test]

@@ -1026,11 +1026,13 @@ impl<'a> Writer<'a> {
                         TcpVariant::Tahoe => "Agent/TCP",
                         TcpVariant::Reno => "Agent/TCP/Reno",
                         TcpVariant::NewReno => "Agent/TCP/Newreno",
+                        TcpVariant::Sack => "Agent/TCP/Sack1",
                     };
-                    let sink = if *delayed_ack {
-                        "Agent/TCPSink/DelAck"
-                    } else {
-                        "Agent/TCPSink"
+                    let sink = match (*variant == TcpVariant::Sack, *delayed_ack) {
+                        (false, true) => "Agent/TCPSink/DelAck",
+                        (false, false) => "Agent/TCPSink",
+                        (true, true) => "Agent/TCPSink/Sack1/DelAck",
+                        (true, false) => "Agent/TCPSink/Sack1",
                     };
                     self.line(format!(
                         "# flow {i} {}: tcp {} + FTP, {} -> {}",
@@ -1181,6 +1183,7 @@ fn variant_name(v: TcpVariant) -> &'static str {
         TcpVariant::Tahoe => "tahoe",
         TcpVariant::Reno => "reno",
         TcpVariant::NewReno => "newreno",
+        TcpVariant::Sack => "sack",
     }
 }
 

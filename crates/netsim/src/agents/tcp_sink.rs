@@ -1,5 +1,7 @@
 //! NS-2.35's `Agent/TCPSink` (one cumulative ACK per packet) and `Agent/TCPSink/DelAck`
-//! (delayed ACKs), the receivers of the one-way TCP family.
+//! (delayed ACKs), the receivers of the one-way TCP family, and their SACK forms
+//! `Agent/TCPSink/Sack1` and `Agent/TCPSink/Sack1/DelAck` ([`TcpSinkConfig::sack_blocks`]):
+//! the same ACKs, each with up to three SACK blocks and 8 bytes longer per block.
 //!
 //! The ACK number is the highest in-order sequence received (`next_ - 1`, -1 before packet 0).
 //! ACKs are `packetSize_` (40) bytes, carry the arrival time as their timestamp and echo the
@@ -10,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::sacker::Sacker;
 use crate::agent::{Agent, AgentCtx};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
@@ -26,6 +29,9 @@ pub struct TcpSinkConfig {
     pub rfc2581_immediate_ack: bool,
     /// `SYN_immediate_ack_`: do not delay the ACK of packet 0.
     pub syn_immediate_ack: bool,
+    /// `None`: no SACK option (`Agent/TCPSink`). `Some(maxSackBlocks_)`: `Agent/TCPSink/Sack1`,
+    /// reporting up to that many blocks (NS-2's default 3, also its header's limit).
+    pub sack_blocks: Option<u32>,
 }
 
 impl TcpSinkConfig {
@@ -36,6 +42,23 @@ impl TcpSinkConfig {
             delayed_ack: None,
             rfc2581_immediate_ack: true,
             syn_immediate_ack: true,
+            sack_blocks: None,
+        }
+    }
+
+    /// NS-2's `Agent/TCPSink/Sack1` (`maxSackBlocks_` 3).
+    pub fn ns2_sack1() -> Self {
+        TcpSinkConfig {
+            sack_blocks: Some(3),
+            ..TcpSinkConfig::ns2()
+        }
+    }
+
+    /// NS-2's `Agent/TCPSink/Sack1/DelAck`.
+    pub fn ns2_sack1_delack() -> Self {
+        TcpSinkConfig {
+            sack_blocks: Some(3),
+            ..TcpSinkConfig::ns2_delack()
         }
     }
 
@@ -83,12 +106,15 @@ pub struct TcpSink {
     last_ack_sent: i64,
     /// Delayed-ACK deadline, while an ACK is held.
     delack_timer: Option<Time>,
+    /// SACK block generation (`Sack1` sinks; boxed: most sinks have none).
+    sacker: Option<Box<Sacker>>,
     stats: TcpSinkStats,
 }
 
 impl TcpSink {
     /// A sink with configuration `cfg`.
     pub fn new(cfg: TcpSinkConfig) -> Self {
+        let sacker = cfg.sack_blocks.map(|n| Box::new(Sacker::new(n)));
         TcpSink {
             cfg,
             next: 0,
@@ -97,6 +123,7 @@ impl TcpSink {
             ts_to_echo: Time::ZERO,
             last_ack_sent: 0,
             delack_timer: None,
+            sacker,
             stats: TcpSinkStats::default(),
         }
     }
@@ -146,19 +173,17 @@ impl TcpSink {
     /// `TcpSink::ack()`: send the cumulative ACK.
     fn ack(&mut self, ctx: &mut AgentCtx<'_>) {
         let seqno = self.ack_number();
+        let sack = self.sacker.as_mut().map(|s| s.blocks()).unwrap_or_default();
         let hdr = TcpHeader {
             seqno,
             ts: ctx.now(),
             ts_echo: self.ts_to_echo,
             syn: false,
+            sack,
         };
-        let pkt = ctx.packet(
-            PacketKind::Ack,
-            self.cfg.ack_size,
-            0,
-            seqno,
-            Header::Tcp(hdr),
-        );
+        // Each SACK block adds 8 bytes (two 4-byte edges), as NS-2 counts it.
+        let size = self.cfg.ack_size.saturating_add(8 * sack.len() as u32);
+        let pkt = ctx.packet(PacketKind::Ack, size, 0, seqno, Header::Tcp(hdr));
         ctx.send(pkt);
         self.last_ack_sent = seqno;
         self.stats.acks_sent += 1;
@@ -178,6 +203,9 @@ impl Agent for TcpSink {
         self.stats.packets += 1;
         self.update_ts(hdr.seqno, hdr.ts);
         self.update(hdr.seqno, pkt.size);
+        if let Some(s) = self.sacker.as_mut() {
+            s.update(hdr.seqno, pkt.size);
+        }
         if let Some(interval) = self.cfg.delayed_ack {
             // DelAckSink::recv(): hold the ACK of an in-order packet if no ACK is held yet.
             if self.delack_timer.is_none() && hdr.seqno == self.ack_number() {
@@ -255,6 +283,7 @@ mod tests {
                     ts: self.now,
                     ts_echo: Time::ZERO,
                     syn: seq == 0,
+                    ..TcpHeader::default()
                 }),
                 ..packet(seq, if seq == 0 { 40 } else { 1040 })
             };
@@ -333,6 +362,7 @@ mod tests {
                 ts: h.now,
                 ts_echo: Time::ZERO,
                 syn: false,
+                ..TcpHeader::default()
             });
             let out = h.ctx_call(|s, c| s.on_packet(p, c));
             match out.first().map(|a| &a.header) {

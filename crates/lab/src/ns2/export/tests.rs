@@ -598,3 +598,19 @@ bandwidth = "2Mbps"
     let ev = t.find("$ns at 1.5").expect("event");
     assert!(lm < ev);
 }
+
+#[test]
+fn sack_maps_to_sack1_with_its_sink() {
+    for (delack, sink) in [
+        ("false", "Agent/TCPSink/Sack1"),
+        ("true", "Agent/TCPSink/Sack1/DelAck"),
+    ] {
+        let text = BASE
+            .replace("variant = \"reno\"", "variant = \"sack\"")
+            .replace("delayed_ack = true", &format!("delayed_ack = {delack}"));
+        let t = traced(&parse(&text));
+        assert!(t.contains("set src(0) [new Agent/TCP/Sack1]\n"), "{t}");
+        assert!(t.contains(&format!("set dst(0) [new {sink}]\n")), "{t}");
+        assert!(t.contains("tcp sack + FTP"), "{t}");
+    }
+}
