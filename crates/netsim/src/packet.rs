@@ -62,6 +62,26 @@ pub struct TcpHeader {
     pub syn: bool,
 }
 
+/// Most SACK blocks an NS-2 TCP header carries (`NSA`, and `maxSackBlocks_`' default).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The SACK option of an ACK from NS-2's `Agent/TCPSink/Sack1`: up to [`MAX_SACK_BLOCKS`]
+/// blocks `[left, right)` of packets held above the cumulative ACK, newest first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    /// Number of valid entries in `blocks`.
+    pub len: u8,
+    /// `(left, right)`: first packet of the block and one past its last.
+    pub blocks: [(i64, i64); MAX_SACK_BLOCKS],
+}
+
+impl SackBlocks {
+    /// The valid blocks.
+    pub fn as_slice(&self) -> &[(i64, i64)] {
+        &self.blocks[..usize::from(self.len).min(MAX_SACK_BLOCKS)]
+    }
+}
+
 /// Protocol header carried by a packet. A closed enum, not `dyn`: the hot path stays monomorphic.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Header {
@@ -69,6 +89,8 @@ pub enum Header {
     None,
     /// TCP data or ACK.
     Tcp(TcpHeader),
+    /// A TCP ACK with a SACK option (`Agent/TCPSink/Sack1`).
+    TcpSack(TcpHeader, SackBlocks),
     /// TFRC data header, exactly as the core produced it.
     TfrcData(tfrc::DataHeader),
     /// TFRC feedback, exactly as the core produced it.

@@ -3,11 +3,14 @@
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
 pub mod tcp;
+pub mod tcp_sack_sink;
 pub mod tcp_sink;
 pub mod tfrc;
 pub mod udp;
 
+pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
+pub use tcp_sack_sink::{SackSink, SackSinkConfig};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
 pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
@@ -28,6 +31,10 @@ pub enum AnyAgent {
     TcpSender(Box<TcpSender>),
     /// NS-2 `Agent/TCPSink` (or `Agent/TCPSink/DelAck`).
     TcpSink(TcpSink),
+    /// CUBIC on NS-2's `Agent/TCP/Linux` sender (boxed, as the other TCP sender).
+    CubicSender(Box<CubicSender>),
+    /// NS-2 `Agent/TCPSink/Sack1`.
+    SackSink(SackSink),
     /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
@@ -70,6 +77,18 @@ impl From<TcpSink> for AnyAgent {
     }
 }
 
+impl From<CubicSender> for AnyAgent {
+    fn from(a: CubicSender) -> Self {
+        AnyAgent::CubicSender(Box::new(a))
+    }
+}
+
+impl From<SackSink> for AnyAgent {
+    fn from(a: SackSink) -> Self {
+        AnyAgent::SackSink(a)
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $a:ident => $e:expr) => {
         match $self {
@@ -79,6 +98,8 @@ macro_rules! dispatch {
             AnyAgent::TfrcSender($a) => $e,
             AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
+            AnyAgent::CubicSender($a) => $e,
+            AnyAgent::SackSink($a) => $e,
         }
     };
 }
