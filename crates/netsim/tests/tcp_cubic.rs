@@ -105,8 +105,37 @@ fn netsim(p: &Path, profile: CubicProfile) -> (TcpTraceStats, Vec<(f64, f64)>, C
     (stats, series, sender)
 }
 
+/// Mean |a - b| over the samples both series have at the same 10 ms step.
+fn mean_abs_diff(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
+    // NS-2 samples at 0, 10 ms, …; netsim at the end of each 10 ms bin: align b[i] with a[i+1].
+    let n = a.len().saturating_sub(1).min(b.len());
+    let sum: f64 = (0..n).map(|i| (a[i + 1].1 - b[i].1).abs()).sum();
+    sum / n.max(1) as f64
+}
+
+/// The cwnd trajectories side by side, every 100 ms, as docs/cubic-cwnd.svg shows them.
+fn chart(a: &[(f64, f64)], b: &[(f64, f64)]) -> String {
+    let thin = |s: &[(f64, f64)]| -> Vec<(f64, f64)> { s.iter().step_by(10).copied().collect() };
+    let c = report::charts::LineChart::new(
+        "CUBIC cwnd: NS-2.35 Agent/TCP/Linux (select_ca cubic) vs netsim (profile ns2)",
+        "time (s)",
+        "cwnd (packets)",
+    )
+    .series("NS-2.35", thin(a))
+    .series("netsim", thin(b));
+    report::standalone_svg(&report::Chart::to_svg(&c))
+}
+
+/// One CUBIC flow alone on the issue-3 path (1.5 Mb/s, 20 ms, DropTail 50), window_ 1000 so
+/// that cwnd, not the receiver window, limits it: slow-start overshoot, a burst of losses,
+/// SACK recovery, then CUBIC's periodic cycles.
+///
+/// Issue 17 asks for throughput within 5%. Nothing here is random and the agent follows NS-2's
+/// code path for path, so the runs agree packet for packet; the assertions use 1% (room only
+/// for NS-2's 1 µs trace rounding) on counts and a mean cwnd difference under half a packet,
+/// which a wrong rule in recovery or in the cubic arithmetic would exceed by far.
 #[test]
-fn explore() {
+fn single_flow_agrees_with_ns2_linux_cubic() {
     let p = Path {
         window: 1000,
         secs: 100,
@@ -115,11 +144,78 @@ fn explore() {
     };
     let (a, acw) = ns2(&p);
     let (b, bcw, s) = netsim(&p, CubicProfile::Ns2);
-    println!("ns2 {a:?}\nnetsim {b:?}\n{:?}", s.stats());
-    for i in (0..acw.len().min(bcw.len())).step_by(50) {
-        println!(
-            "{:.2} ns2 {} netsim {:.2} {}",
-            acw[i].0, acw[i].1, bcw[i].0, bcw[i].1
-        );
+    println!("ns2    {a:?}\nnetsim {b:?}\n{:?}", s.stats());
+    assert!(a.data_received > 15_000, "the path is used: {a:?}");
+    assert!(
+        s.stats().fast_retransmits > 20,
+        "CUBIC cycles: {:?}",
+        s.stats()
+    );
+    tcp_common::within(
+        "throughput",
+        b.data_received as f64,
+        a.data_received as f64,
+        0.01,
+    );
+    tcp_common::within("sent", b.data_sent as f64, a.data_sent as f64, 0.01);
+    tcp_common::within("drops", b.data_drops as f64, a.data_drops as f64, 0.01);
+    tcp_common::within("delay", b.mean_delay(), a.mean_delay(), 0.01);
+    let d = mean_abs_diff(&acw, &bcw);
+    assert!(acw.len() > 9_000 && bcw.len() > 9_000);
+    assert!(d < 0.5, "mean |cwnd difference| {d} packets");
+    // docs/cubic-cwnd.svg is this comparison; TFRCLAB_UPDATE_DOCS=1 rewrites it.
+    let svg = chart(&acw, &bcw);
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/cubic-cwnd.svg");
+    if std::env::var_os("TFRCLAB_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &svg).expect("docs/ is writable");
     }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == svg,
+        "docs/cubic-cwnd.svg is stale: rerun with TFRCLAB_UPDATE_DOCS=1"
+    );
+}
+
+/// A 2 Mb/s, 60 ms bottleneck with a window_ (90) just above what the path holds (about 80
+/// packets): losses near the cap (`snd_cwnd_clamp`), longer epochs and the RTT-independent C of the
+/// module. Same tolerances and reasons as above.
+#[test]
+fn longer_rtt_and_window_cap_agree_with_ns2() {
+    let p = Path {
+        window: 90,
+        secs: 60,
+        bw_bps: 2_000_000,
+        delay_ms: 60,
+    };
+    let (a, acw) = ns2(&p);
+    let (b, bcw, s) = netsim(&p, CubicProfile::Ns2);
+    println!("ns2    {a:?}\nnetsim {b:?}\n{:?}", s.stats());
+    tcp_common::within(
+        "throughput",
+        b.data_received as f64,
+        a.data_received as f64,
+        0.01,
+    );
+    tcp_common::within("drops", b.data_drops as f64, a.data_drops as f64, 0.01);
+    let d = mean_abs_diff(&acw, &bcw);
+    assert!(d < 0.5, "mean |cwnd difference| {d} packets");
+}
+
+/// RFC 9438's profile is a different controller (β 0.7, real RTT; its unit tests check the
+/// rules): on the same path it must still fill the link (throughput above 90% of the ns2
+/// profile's) while its losses differ.
+#[test]
+fn rfc9438_profile_cuts_deeper_and_still_fills_the_link() {
+    let p = Path {
+        window: 1000,
+        secs: 100,
+        bw_bps: 1_500_000,
+        delay_ms: 20,
+    };
+    let (n, _, ns2s) = netsim(&p, CubicProfile::Ns2);
+    let (r, _, rs) = netsim(&p, CubicProfile::Rfc9438);
+    println!("ns2 {n:?} {:?}\nrfc {r:?} {:?}", ns2s.stats(), rs.stats());
+    assert!(r.data_received as f64 > 0.9 * n.data_received as f64);
+    assert_ne!(r.data_drops, n.data_drops, "a different controller");
 }

@@ -892,3 +892,183 @@ impl Agent for CubicSender {
         out.push(self.rtt.timeout(&self.cfg) as f64 * 1e-9);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::{ack, seqs, Harness};
+    use super::*;
+    use crate::packet::{Direction, SackBlocks};
+
+    fn sender(profile: CubicProfile, window: u32) -> Harness<CubicSender> {
+        let cfg = CubicConfig {
+            window,
+            ..CubicConfig::ns2(profile)
+        };
+        Harness::new(CubicSender::new(cfg), Direction::Forward)
+    }
+
+    fn sack(cum: i64, blocks: &[(i64, i64)], echo_ms: f64) -> Packet {
+        let mut p = ack(cum);
+        let mut b = SackBlocks::default();
+        for (i, &x) in blocks.iter().enumerate() {
+            b.blocks[i] = x;
+            b.len += 1;
+        }
+        let h = TcpHeader {
+            seqno: cum,
+            ts_echo: Time::from_secs_f64(echo_ms / 1000.0),
+            ..TcpHeader::default()
+        };
+        p.header = if blocks.is_empty() {
+            Header::Tcp(h)
+        } else {
+            Header::TcpSack(h, b)
+        };
+        p
+    }
+
+    #[test]
+    fn kernel_cube_root_is_within_a_percent() {
+        for x in [64u64, 1000, 12_345, 1 << 30, 987_654_321_012, 1 << 50] {
+            let want = (x as f64).cbrt();
+            let got = f64::from(cubic_root(x));
+            assert!(
+                (got - want).abs() <= 0.01 * want + 1.0,
+                "{x}: {got} vs {want}"
+            );
+        }
+        assert_eq!(cubic_root(0), 0);
+    }
+
+    #[test]
+    fn syn_goes_with_the_initial_window_and_timestamps_add_ten_bytes() {
+        let mut h = sender(CubicProfile::Ns2, 100);
+        let first = h.at_ms(0.0).start();
+        assert_eq!(seqs(&first), vec![0, 1], "delay_growth_ is false");
+        assert_eq!(first[0].size, 40);
+        assert_eq!(first[1].size, 1050);
+        // The SYN's ACK: slow start adds one packet (ABC): two more go out.
+        let next = h.at_ms(50.0).deliver(sack(0, &[], 0.0));
+        assert_eq!(h.agent.snd_cwnd(), 3);
+        assert_eq!(seqs(&next), vec![2, 3]);
+    }
+
+    /// Open a window of 20 in slow start, then SACKs for 6.. after a hole at 5.
+    fn with_hole(profile: CubicProfile) -> Harness<CubicSender> {
+        let mut h = sender(profile, 1000);
+        h.at_ms(0.0).start();
+        let mut a = 0;
+        while h.agent.snd_cwnd() < 20 {
+            h.at_ms(50.0 + a as f64).deliver(sack(a, &[], a as f64));
+            a += 1;
+        }
+        let cum = h.agent.highest_ack();
+        let hole = cum + 1;
+        // Leave congestion avoidance out of it: the cut is what is checked.
+        h.agent.snd_ssthresh = 10;
+        let before = h.agent.snd_cwnd();
+        for k in 1..=3 {
+            h.at_ms(200.0 + k as f64)
+                .deliver(sack(cum, &[(hole + 1, hole + 1 + k)], 40.0));
+            assert_eq!(h.agent.ca_state(), CaState::Open, "{k} SACKed: not yet");
+        }
+        let sent = h
+            .at_ms(204.0)
+            .deliver(sack(cum, &[(hole + 1, hole + 5)], 40.0));
+        assert_eq!(h.agent.ca_state(), CaState::Recovery);
+        assert_eq!(
+            seqs(&sent).first(),
+            Some(&hole),
+            "the hole is retransmitted first"
+        );
+        assert_eq!(h.agent.stats().fast_retransmits, 1);
+        assert!(h.agent.snd_cwnd() < before, "cut at once");
+        h
+    }
+
+    #[test]
+    fn ns2_profile_cuts_to_819_over_1024() {
+        let h = with_hole(CubicProfile::Ns2);
+        let w = h.agent.ca.loss_cwnd;
+        assert_eq!(h.agent.ssthresh(), (w * 819 / 1024).max(2));
+        assert_eq!(h.agent.snd_cwnd(), h.agent.ssthresh());
+    }
+
+    #[test]
+    fn rfc_profile_cuts_to_seven_tenths() {
+        let h = with_hole(CubicProfile::Rfc9438);
+        let w = h.agent.ca.loss_cwnd;
+        assert_eq!(h.agent.ssthresh(), ((f64::from(w) * 0.7) as u32).max(2));
+        assert_eq!(h.agent.ca.w_max, f64::from(w));
+    }
+
+    #[test]
+    fn fast_convergence_lowers_the_plateau_below_the_last_one() {
+        for profile in [CubicProfile::Ns2, CubicProfile::Rfc9438] {
+            let mut s = CubicSender::new(CubicConfig::ns2(profile));
+            s.snd_cwnd = 100;
+            s.ca_ssthresh();
+            s.snd_cwnd = 80;
+            s.ca_ssthresh();
+            match profile {
+                CubicProfile::Ns2 => assert_eq!(s.ca.last_max_cwnd, 80 * 1843 / 2048),
+                CubicProfile::Rfc9438 => assert!((s.ca.w_max - 68.0).abs() < 1e-9),
+            }
+        }
+    }
+
+    #[test]
+    fn recovery_ends_when_the_ack_passes_the_recovery_point() {
+        let mut h = with_hole(CubicProfile::Ns2);
+        let top = h.agent.maxseq();
+        h.at_ms(300.0).deliver(sack(top, &[], 250.0));
+        assert_eq!(h.agent.ca_state(), CaState::Open);
+        assert_eq!(h.agent.packets_in_flight(), h.agent.t_seqno - top - 1);
+    }
+
+    #[test]
+    fn timeout_marks_everything_lost_and_restarts_from_one() {
+        let mut h = with_hole(CubicProfile::Ns2);
+        let una = h.agent.highest_ack() + 1;
+        let resent = h.wake_next();
+        assert_eq!(h.agent.ca_state(), CaState::Loss);
+        assert_eq!(h.agent.snd_cwnd(), 1);
+        assert_eq!(h.agent.stats().timeouts, 1);
+        assert_eq!(seqs(&resent), vec![una], "one packet: the oldest unSACKed");
+        // The controller starts over: growth of one per 50 ACKs until the next loss.
+        assert_eq!(h.agent.ca.loss_cwnd, 0);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary (even bogus) ACKs, SACK blocks and wake-ups never panic and keep the
+        /// window positive and the accounting consistent.
+        #[test]
+        fn arbitrary_acks_keep_invariants(
+            rfc in proptest::bool::ANY,
+            window in 1u32..64,
+            events in proptest::collection::vec(
+                (0u8..3, -3i64..40, 0i64..40, 0i64..8, 0u64..300), 1..200),
+        ) {
+            let profile = if rfc { CubicProfile::Rfc9438 } else { CubicProfile::Ns2 };
+            let mut h = sender(profile, window);
+            h.at_ms(0.0).start();
+            let mut ms = 0.0;
+            for (kind, a, l, len, dt) in events {
+                ms += dt as f64;
+                h.at_ms(ms);
+                match kind {
+                    0 => drop(h.wake_next()),
+                    1 => drop(h.deliver(sack(i64::MAX - 40 - a, &[(l, l + len)], ms))),
+                    _ => {
+                        let cum = (h.agent.highest_ack() + a % 6).min(h.agent.maxseq());
+                        let l = cum + 1 + l % 10;
+                        drop(h.deliver(sack(cum, &[(l, l + len)], ms / 2.0)));
+                    }
+                }
+                proptest::prop_assert!(h.agent.snd_cwnd() >= 1);
+                proptest::prop_assert!(h.agent.packets_in_flight() >= 0);
+                ms = h.now.as_secs_f64() * 1000.0;
+            }
+        }
+    }
+}
