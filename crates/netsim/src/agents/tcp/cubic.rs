@@ -612,7 +612,8 @@ impl CubicSender {
         };
         if ca.delay_min > 0 {
             // At most max_increment packets per 100 ms above the plateau.
-            let min_cnt = cwnd.wrapping_mul(HZ * 8) / (10 * MAX_INCREMENT * ca.delay_min).max(1);
+            let min_cnt =
+                cwnd.wrapping_mul(HZ * 8) / (10 * MAX_INCREMENT).wrapping_mul(ca.delay_min).max(1);
             if ca.cnt < min_cnt && t >= ca.k {
                 ca.cnt = min_cnt;
             }
@@ -672,8 +673,9 @@ impl CubicSender {
         };
         ca.w_est += alpha * f64::from(acked.max(1)) / cwnd;
         let cubic_wc = ca.origin_f + RFC_C * (t - ca.k_s).powi(3);
+        // §4.3: in the Reno-friendly region cwnd follows W_est; otherwise the cubic target.
         let goal = if cubic_wc < ca.w_est {
-            ca.w_est.max(target)
+            ca.w_est
         } else {
             target
         };
@@ -1015,6 +1017,28 @@ mod tests {
                 CubicProfile::Rfc9438 => assert!((s.ca.w_max - 68.0).abs() < 1e-9),
             }
         }
+    }
+
+    #[test]
+    fn rfc_profile_follows_the_cubic_curve_and_the_reno_estimate() {
+        let mut s = CubicSender::new(CubicConfig::ns2(CubicProfile::Rfc9438));
+        s.snd_cwnd = 100;
+        s.snd_ssthresh = s.ca_ssthresh();
+        s.snd_cwnd = s.snd_ssthresh;
+        assert_eq!(s.snd_cwnd, 70);
+        // srtt 0 (no sample): the target is W_cubic(t) itself.
+        let t0 = Time::from_secs_f64(10.0);
+        let slow = s.rfc_update(1, t0);
+        let k = (30.0f64 / 0.4).cbrt();
+        assert!((s.ca.k_s - k).abs() < 1e-12);
+        // At the epoch start the curve is at cwnd: growth comes from the Reno estimate only
+        // (alpha 3(1-0.7)/(1+0.7) per window), slowly.
+        assert!(slow > 70, "{slow}");
+        // At t = K the curve is back at W_max = 100: cnt = cwnd / (100 - cwnd) = 2.
+        let at_k = s.rfc_update(1, t0 + Duration::from_secs_f64(k));
+        assert_eq!(at_k, 2);
+        // Far beyond, the target is capped at 1.5 cwnd: cnt = cwnd / (0.5 cwnd) = 2, never 1.
+        assert_eq!(s.rfc_update(1, t0 + Duration::from_secs(60)), 2);
     }
 
     #[test]
