@@ -3,14 +3,18 @@
 # RFC 1323 says, on n0 -10Mb/2ms- n1 -<bw>/<delay>- n2 -10Mb/2ms- n3 with DropTail 50.
 # Usage: ns tcp_cubic.tcl <window> <duration> <bw> <delay> <cwnd> <trace>
 #   window: window_ (the cap on cwnd), duration: seconds.
+#   loss: 0, or list:a,b,c to drop the packets with those 0-based positions among those
+#     crossing the bottleneck n1->n2 (ErrorModel/List as link-lossmodel, after the delay).
 #   cwnd: file for "time cwnd_ ssthresh_" every 10 ms, or "-" for none.
 #   trace: file name for trace-all.
 set window [lindex $argv 0]
 set duration [lindex $argv 1]
 set bw [lindex $argv 2]
 set delay [lindex $argv 3]
-set cwout [lindex $argv 4]
-set tr [lindex $argv 5]
+set qlim [lindex $argv 4]
+set loss [lindex $argv 5]
+set cwout [lindex $argv 6]
+set tr [lindex $argv 7]
 set ns [new Simulator]
 set f [open $tr w]
 $ns trace-all $f
@@ -18,7 +22,13 @@ for {set i 0} {$i < 4} {incr i} { set n($i) [$ns node] }
 $ns duplex-link $n(0) $n(1) 10Mb 2ms DropTail
 $ns duplex-link $n(1) $n(2) $bw $delay DropTail
 $ns duplex-link $n(2) $n(3) 10Mb 2ms DropTail
-$ns queue-limit $n(1) $n(2) 50
+$ns queue-limit $n(1) $n(2) $qlim
+if {[string match list:* $loss]} {
+    set em [new ErrorModel/List]
+    $em droplist [split [string range $loss 5 end] ,]
+    $em drop-target [new Agent/Null]
+    $ns link-lossmodel $em $n(1) $n(2)
+}
 set tcp [new Agent/TCP/Linux]
 $tcp set timestamps_ true
 $tcp set fid_ 1

@@ -11,7 +11,9 @@ use std::time::Duration;
 use netsim::agents::tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 use netsim::agents::tcp_sack_sink::{SackSink, SackSinkConfig};
 use netsim::agents::AnyAgent;
-use netsim::{LinkConfig, NetworkBuilder, StatsConfig, Time};
+use netsim::{
+    DropTailConfig, LinkConfig, LossConfig, NetworkBuilder, QueueConfig, StatsConfig, Time,
+};
 use tcp_common::{ns_tcp_stats, TcpFlow, TcpTraceStats};
 
 const FLOW: TcpFlow = TcpFlow {
@@ -25,16 +27,20 @@ struct Path {
     secs: u32,
     bw_bps: u64,
     delay_ms: u64,
+    /// Bottleneck queue limit, packets.
+    queue: usize,
+    /// Packets dropped on the bottleneck by position among those crossing it.
+    drops: Vec<u64>,
 }
 
 /// NS-2's trace metrics and its cwnd_ every 10 ms.
 fn ns2(p: &Path) -> (TcpTraceStats, Vec<(f64, f64)>) {
     common::require_ns("tcp_cubic");
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let cw = std::env::temp_dir().join(format!(
-        "netsim-cubic-cwnd-{}-{}-{}.txt",
+        "netsim-cubic-cwnd-{}-{}.txt",
         std::process::id(),
-        p.window,
-        p.delay_ms
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let cws = cw.to_str().expect("utf-8 path").to_string();
     let args = [
@@ -42,6 +48,13 @@ fn ns2(p: &Path) -> (TcpTraceStats, Vec<(f64, f64)>) {
         p.secs.to_string(),
         p.bw_bps.to_string(),
         format!("{}ms", p.delay_ms),
+        p.queue.to_string(),
+        if p.drops.is_empty() {
+            "0".to_string()
+        } else {
+            let l: Vec<String> = p.drops.iter().map(u64::to_string).collect();
+            format!("list:{}", l.join(","))
+        },
         cws.clone(),
     ];
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -65,7 +78,18 @@ fn netsim(p: &Path, profile: CubicProfile) -> (TcpTraceStats, Vec<(f64, f64)>, C
     let n: Vec<_> = (0..4).map(|i| net.add_node(&format!("n{i}"))).collect();
     let ms = Duration::from_millis;
     net.add_duplex_link(n[0], n[1], LinkConfig::new(10_000_000, ms(2)));
-    net.add_duplex_link(n[1], n[2], LinkConfig::new(p.bw_bps, ms(p.delay_ms)));
+    let (bottleneck, _) =
+        net.add_duplex_link(n[1], n[2], LinkConfig::new(p.bw_bps, ms(p.delay_ms)));
+    net.set_queue(
+        bottleneck,
+        QueueConfig::DropTail(DropTailConfig {
+            limit: p.queue as u32,
+            ..DropTailConfig::default()
+        }),
+    );
+    if !p.drops.is_empty() {
+        net.set_loss(bottleneck, Some(LossConfig::Nth(p.drops.clone())));
+    }
     net.add_duplex_link(n[2], n[3], LinkConfig::new(10_000_000, ms(2)));
     let cfg = CubicConfig {
         window: p.window,
@@ -141,6 +165,8 @@ fn single_flow_agrees_with_ns2_linux_cubic() {
         secs: 100,
         bw_bps: 1_500_000,
         delay_ms: 20,
+        queue: 50,
+        drops: Vec::new(),
     };
     let (a, acw) = ns2(&p);
     let (b, bcw, s) = netsim(&p, CubicProfile::Ns2);
@@ -187,6 +213,8 @@ fn longer_rtt_and_window_cap_agree_with_ns2() {
         secs: 60,
         bw_bps: 2_000_000,
         delay_ms: 60,
+        queue: 50,
+        drops: Vec::new(),
     };
     let (a, acw) = ns2(&p);
     let (b, bcw, s) = netsim(&p, CubicProfile::Ns2);
@@ -212,10 +240,57 @@ fn rfc9438_profile_still_fills_the_link() {
         secs: 100,
         bw_bps: 1_500_000,
         delay_ms: 20,
+        queue: 50,
+        drops: Vec::new(),
     };
     let (n, _, ns2s) = netsim(&p, CubicProfile::Ns2);
     let (r, _, rs) = netsim(&p, CubicProfile::Rfc9438);
     println!("ns2 {n:?} {:?}\nrfc {r:?} {:?}", ns2s.stats(), rs.stats());
     assert!(r.data_received as f64 > 0.9 * n.data_received as f64);
     assert_ne!(r.data_drops, n.data_drops, "a different controller");
+}
+
+/// Loss recovery beyond the cycles: small bottleneck queues (5 and 12 packets) with a burst
+/// of dropped packets (positions 300-308, 309, 311, 900 and 2000-2012 among those crossing the
+/// bottleneck, retransmissions included), which with the 5-packet queue needs a
+/// retransmission timeout (Loss state, scoreboard marking every unSACKed packet) and
+/// otherwise long SACK recoveries; and a run of 30 dropped packets that takes down the
+/// retransmissions too, backing the timer off eight times (the backoff clobbering srtt). All
+/// deterministic: the same 1% as above, and the mechanism each case is for must have run.
+#[test]
+fn timeouts_and_multiple_losses_agree_with_ns2() {
+    let burst: Vec<u64> = (300..309)
+        .chain([309, 311, 900])
+        .chain(2000..2013)
+        .collect();
+    let cases = [
+        (5usize, burst.clone(), 1u64, 1u64),
+        (12, burst, 0, 1),
+        (8, (300..330).chain([400, 401, 402, 800]).collect(), 8, 256),
+    ];
+    for (queue, drops, min_timeouts, min_backoff) in cases {
+        let p = Path {
+            window: 1000,
+            secs: 60,
+            bw_bps: 1_500_000,
+            delay_ms: 20,
+            queue,
+            drops,
+        };
+        let (a, _) = ns2(&p);
+        let (b, _, s) = netsim(&p, CubicProfile::Ns2);
+        println!("queue {queue}\nns2    {a:?}\nnetsim {b:?}\n{:?}", s.stats());
+        assert!(s.stats().timeouts >= min_timeouts, "{:?}", s.stats());
+        assert!(s.stats().max_backoff >= min_backoff, "{:?}", s.stats());
+        assert!(s.stats().fast_retransmits > 0);
+        tcp_common::within(
+            "throughput",
+            b.data_received as f64,
+            a.data_received as f64,
+            0.01,
+        );
+        tcp_common::within("sent", b.data_sent as f64, a.data_sent as f64, 0.01);
+        tcp_common::within("drops", b.data_drops as f64, a.data_drops as f64, 0.01);
+        tcp_common::within("delay", b.mean_delay(), a.mean_delay(), 0.01);
+    }
 }
