@@ -159,9 +159,10 @@ impl TcpSink {
     /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point
     /// (with `ts_echo_rfc1323_`, first that of the next expected segment).
     fn update_ts(&mut self, seqno: i64, ts: Time) {
-        if self.cfg.ts_echo_rfc1323 && seqno == self.last_ack_sent + 1 {
-            self.ts_to_echo = ts;
-        } else if ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1 {
+        let next = seqno == self.last_ack_sent + 1;
+        if (self.cfg.ts_echo_rfc1323 && next)
+            || (ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1)
+        {
             self.ts_to_echo = ts;
         }
     }

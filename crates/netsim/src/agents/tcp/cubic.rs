@@ -595,7 +595,7 @@ impl CubicSender {
             << 10)
             / u64::from(HZ);
         let t = t as u32;
-        let offs = u64::from(if t < ca.k { ca.k - t } else { t - ca.k });
+        let offs = u64::from(ca.k.abs_diff(t));
         let delta = (cube_rtt_scale
             .wrapping_mul(offs)
             .wrapping_mul(offs)
@@ -858,9 +858,8 @@ impl Agent for CubicSender {
     }
 
     fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
-        match (&pkt.kind, &pkt.header) {
-            (PacketKind::Ack, Header::Tcp(h)) => self.on_ack(*h, ctx),
-            _ => {}
+        if let (PacketKind::Ack, Header::Tcp(h)) = (&pkt.kind, &pkt.header) {
+            self.on_ack(*h, ctx);
         }
     }
 
