@@ -31,6 +31,7 @@ pub const TCP_VARIANTS: &[(&str, &str, bool)] = &[
     ("tahoe", "Tahoe (the papers' TCP)", true),
     ("newreno", "NewReno (beside the papers)", true),
     ("sack", "SACK (NS-2's Sack1)", false),
+    ("cubic", "CUBIC (RFC 9438, SACK recovery)", false),
 ];
 
 /// Jain's index at or above which two flows count as sharing fairly ("friendly"), as seed 002

@@ -9,7 +9,9 @@
 //!   80 µs gaps of 100 Mb/s), processes feedback, sets each packet's IP TTL from
 //!   `tfrc::Sender::ttl()` (E5), and closes with a FIN that the receiver answers with its
 //!   report. The application feeds it messages ([`Sender::send`]) or lets it generate data
-//!   ([`Source::Generated`]).
+//!   ([`Source::Generated`]). It keeps its host queue small ([`HostQueue`]): a datagram the
+//!   host refuses is given back to the core, not counted as sent, and a local drop is a
+//!   congestion signal (`docs/real-network.md`, "Local congestion").
 //! - [`Receiver`]: a thread that runs the receiver side ([`ReceiverEngine`], socket-free, the
 //!   path the fuzz target drives) for many concurrent sessions in a bounded table, answers
 //!   with feedback, reads each packet's TTL (`IP_RECVTTL`) to report hops, and hands delivered
@@ -38,6 +40,7 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod engine;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -49,9 +52,11 @@ mod sys;
 
 use std::time::Duration;
 
+pub use engine::{EngineEvent, SenderEngine, Transmit};
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
 pub use sender::{
-    Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats, Source,
+    HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats,
+    Source,
 };
 pub use stats::{DelaySummary, Drops, FlowSummary, ReceiverReport};
 
@@ -96,6 +101,16 @@ pub(crate) fn wait_until(
     fds: &[std::os::fd::RawFd],
     spin: Duration,
 ) -> std::io::Result<sys::Ready> {
+    wait_until_rw(deadline, fds, false, spin)
+}
+
+/// [`wait_until`], also waking when the first of `fds` becomes writable (with `writable`).
+pub(crate) fn wait_until_rw(
+    deadline: tfrc::Time,
+    fds: &[std::os::fd::RawFd],
+    writable: bool,
+    spin: Duration,
+) -> std::io::Result<sys::Ready> {
     loop {
         let now = now();
         if now >= deadline {
@@ -103,8 +118,8 @@ pub(crate) fn wait_until(
         }
         let remaining = deadline - now;
         if remaining > spin {
-            let r = sys::wait(fds, remaining - spin)?;
-            if r.first || r.second || r.error {
+            let r = sys::wait_rw(fds, writable, remaining - spin)?;
+            if r.first || r.second || r.error || r.writable {
                 return Ok(r);
             }
         } else {

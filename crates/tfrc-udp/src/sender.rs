@@ -11,14 +11,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rand::rngs::OsRng;
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use tfrc::variants::VariantChoice;
 use tfrc::wire;
 use tfrc::{Profile, Time};
-use tfrc_protect::{Channel, NoiseInitiator, Opener, Sealer, StaticKeypair};
+use tfrc_protect::{Opener, StaticKeypair};
 
+use crate::engine::{EngineEvent, SenderEngine, Transmit};
 use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
@@ -64,6 +63,39 @@ pub enum Source {
     Generated,
 }
 
+/// How much of its own host's queues (socket buffer, qdisc, device queue) a sender fills.
+///
+/// A packet waiting in this host is not yet on the path, and a queue here is shared with the
+/// host's other flows: a sender that fills a shaper on its own interface (an operator's uplink
+/// limit) delays and starves them, and loses packets there that no receiver will report in
+/// time. Linux TCP keeps about max(2 packets, 1 ms at its pacing rate) per socket in these
+/// queues (TCP Small Queues) and enters CWR when one drops a packet. `docs/real-network.md`,
+/// "Local congestion", has the reasoning and the measurements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HostQueue {
+    /// The socket's send buffer follows the allowed rate: max(8 KiB, two segments, 1 ms at X)
+    /// (the kernel doubles it for its bookkeeping). A full buffer refuses the next packet
+    /// (`EAGAIN`) and the sender waits until the socket is writable.
+    #[default]
+    Small,
+    /// The whole `socket_buffer` (4 MiB): local queues fill until they drop (`ENOBUFS`), each
+    /// drop then a congestion signal. The behaviour before issue 16, kept for comparison.
+    Buffer,
+}
+
+impl HostQueue {
+    /// The send buffer to request for allowed rate `x` (bytes/s) and segment size `s`.
+    fn send_buffer(self, x: f64, s: usize) -> Option<usize> {
+        match self {
+            HostQueue::Small => {
+                let per_ms = if x.is_finite() { x / 1000.0 } else { 0.0 };
+                Some(8192usize.max(2 * (s + 100)).max(per_ms.min(64e6) as usize))
+            }
+            HostQueue::Buffer => None,
+        }
+    }
+}
+
 /// How a sender is set up.
 pub struct SenderOptions {
     /// The TFRC profile (its segment size s is the largest message).
@@ -100,8 +132,11 @@ pub struct SenderOptions {
     pub fin_timeout: Duration,
     /// Local address to bind (default: the unspecified address of the destination's family).
     pub bind: Option<SocketAddr>,
-    /// Socket send and receive buffer size in bytes.
+    /// Socket send and receive buffer size in bytes (the send buffer is smaller under
+    /// [`HostQueue::Small`]).
     pub socket_buffer: usize,
+    /// How much of this host's queues the sender fills.
+    pub host_queue: HostQueue,
     /// Write one JSON line of sender state per feedback here.
     pub feedback_log: Option<Box<dyn Write + Send>>,
 }
@@ -122,6 +157,7 @@ impl Default for SenderOptions {
             fin_timeout: Duration::from_secs(3),
             bind: None,
             socket_buffer: 4 << 20,
+            host_queue: HostQueue::Small,
             feedback_log: None,
         }
     }
@@ -178,8 +214,18 @@ pub struct SenderStats {
     pub icmp_time_exceeded: u64,
     /// Other ICMP errors (for example port unreachable: no receiver).
     pub icmp_other: u64,
-    /// Datagrams the kernel refused to send (buffer full); the core counted them as sent.
+    /// Datagrams the kernel did not send for a reason other than the two below (for example a
+    /// pending ICMP error reported on the send); counted as sent, so the receiver sees a loss.
     pub send_errors: u64,
+    /// Data packets the socket refused because its send buffer was full (`EAGAIN`): not
+    /// counted as sent, offered again once the socket is writable (backpressure).
+    #[serde(default)]
+    pub send_blocked: u64,
+    /// Data packets a local queue dropped (`ENOBUFS`: a shaper or device queue on this host was
+    /// full): not counted as sent, offered again, and a congestion signal to the core
+    /// ([`tfrc::Sender::on_local_congestion`]).
+    #[serde(default)]
+    pub local_drops: u64,
     /// Datagrams dropped on input, by cause.
     pub drops: Drops,
     /// Messages waiting in the application queue.
@@ -196,7 +242,7 @@ pub struct SenderStats {
 
 /// Welford's running mean and variance of packets per 1-second bin: constant memory.
 #[derive(Default)]
-struct Smoothness {
+pub(crate) struct Smoothness {
     bin: u64,
     count: u64,
     n: u64,
@@ -205,7 +251,7 @@ struct Smoothness {
 }
 
 impl Smoothness {
-    fn on_send(&mut self, since_start: Duration) {
+    pub(crate) fn on_send(&mut self, since_start: Duration) {
         let bin = since_start.as_secs();
         while self.bin < bin {
             self.n += 1;
@@ -219,7 +265,12 @@ impl Smoothness {
         self.count += 1;
     }
 
-    fn cov(&self) -> Option<f64> {
+    /// Take back the last [`on_send`](Self::on_send) (the host refused the packet).
+    pub(crate) fn unsend(&mut self) {
+        self.count = self.count.saturating_sub(1);
+    }
+
+    pub(crate) fn cov(&self) -> Option<f64> {
         (self.n >= 2 && self.mean > 0.0).then(|| (self.m2 / (self.n - 1) as f64).sqrt() / self.mean)
     }
 }
@@ -578,45 +629,6 @@ impl Drop for Sender {
     }
 }
 
-/// The sender thread's state.
-struct Io {
-    sock: UdpSocket,
-    to: SocketAddr,
-    session: u64,
-    sealer: Option<Sealer>,
-    opener: Option<Opener>,
-    buf: Vec<u8>,
-    out: Vec<u8>,
-    stats: SenderStats,
-}
-
-impl Io {
-    fn send_raw(&mut self, d: &[u8], ttl: Option<u8>) {
-        if sys::send_to(&self.sock, d, &self.to, ttl).is_err() {
-            self.stats.send_errors += 1;
-        }
-    }
-
-    /// Build `frame | clear | sealed(secret)` (or `frame | clear | secret` unprotected) in
-    /// `self.out`.
-    fn build(&mut self, kind: Kind, clear: &[u8], secret: &[u8]) -> bool {
-        self.out.clear();
-        self.out
-            .extend_from_slice(&frame::header(kind, self.session));
-        self.out.extend_from_slice(clear);
-        match self.sealer.as_mut() {
-            Some(s) => {
-                let aad = self.out.clone();
-                s.seal_into(&aad, secret, &mut self.out).is_ok()
-            }
-            None => {
-                self.out.extend_from_slice(secret);
-                true
-            }
-        }
-    }
-}
-
 /// A datagram from the receiver, decoded and checked.
 // Short-lived, one at a time.
 #[allow(clippy::large_enum_variant)]
@@ -707,49 +719,22 @@ pub fn decode_input(
     }
 }
 
-/// Read and check one datagram from the receiver (`None`: nothing to read).
-fn read_one(io: &mut Io, _now: Time) -> io::Result<Option<Input>> {
-    let m = match sys::recv_from(&io.sock, &mut io.buf) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-        // ICMP errors (port unreachable) come back through recvmsg on Linux; they are read
-        // from the error queue separately.
-        Err(_) => return Ok(Some(Input::Other)),
-    };
-    if m.truncated {
-        io.stats.drops.truncated += 1;
-        return Ok(Some(Input::Other));
-    }
-    if m.from != Some(io.to) {
-        io.stats.drops.spoofed += 1;
-        return Ok(Some(Input::Other));
-    }
-    let d = &io.buf[..m.len.min(io.buf.len())];
-    Ok(Some(
-        decode_input(d, io.session, io.opener.as_mut(), &mut io.stats.drops)
-            .unwrap_or(Input::Other),
-    ))
-}
-
-/// What the handshake waits for (one at a time, on the stack of one thread).
-#[allow(clippy::large_enum_variant)]
-enum Step {
-    /// A RETRY (the first HELLO carries no token).
-    Retry,
-    /// The HELLO_ACK to the HELLO with the token.
-    HelloAck(Option<NoiseInitiator>),
-    /// RSA mode: the KEY_ACK.
-    KeyAck,
-}
-
-/// The first HELLO datagram of `session` (no token).
-fn hello_datagram(opts: &SenderOptions, session: u64, token: &[u8], noise: &[u8]) -> Vec<u8> {
+/// A HELLO datagram of `session` with `token` and the Noise message `noise` (both empty in the
+/// first).
+pub(crate) fn hello_datagram(
+    profile: &Profile,
+    variants: &[VariantChoice],
+    protect: &Protect,
+    session: u64,
+    token: &[u8],
+    noise: &[u8],
+) -> Vec<u8> {
     let hello = Hello {
-        mode: opts.protect.mode(),
-        profile: opts.profile.kind,
-        segment_size: opts.profile.sender.segment_size,
+        mode: protect.mode(),
+        profile: profile.kind,
+        segment_size: profile.sender.segment_size,
         clock_tag: tfrc_protect::clock_tag(&crate::host_id().to_be_bytes(), session),
-        variants: opts.variants.clone(),
+        variants: variants.to_vec(),
         token: token.to_vec(),
         noise: noise.to_vec(),
     };
@@ -759,201 +744,7 @@ fn hello_datagram(opts: &SenderOptions, session: u64, token: &[u8], noise: &[u8]
     d
 }
 
-/// The handshake: HELLO until RETRY, HELLO with the token (and the Noise message) until
-/// HELLO_ACK, then (RSA mode) KEY until KEY_ACK. Returns the RTT it measured: the smallest
-/// of the exchanges that were answered without a retransmission (an answer to a retransmitted
-/// request cannot be matched to its send time).
-fn handshake(io: &mut Io, opts: &SenderOptions, shared: &Shared) -> io::Result<Option<Duration>> {
-    let start = crate::now();
-    let deadline = start + opts.connect_timeout;
-    let mut request = hello_datagram(opts, io.session, &[], &[]);
-    let retry = Duration::from_millis(200);
-    let mut step = Step::Retry;
-    let mut next = start;
-    // Send time and number of sends of the current request.
-    let mut sent_at = start;
-    let mut sends = 0u32;
-    let mut rtt: Option<Duration> = None;
-    let mut measured = |sent_at: Time, sends: u32| {
-        if sends == 1 {
-            let r = crate::now() - sent_at;
-            rtt = Some(rtt.map_or(r, |o: Duration| o.min(r)));
-        }
-        rtt
-    };
-    loop {
-        let now = crate::now();
-        if shared.stop.load(Ordering::SeqCst) {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
-        }
-        if now >= deadline {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "no answer from {} within {:.1} s",
-                    io.to,
-                    opts.connect_timeout.as_secs_f64()
-                ),
-            ));
-        }
-        if now >= next {
-            sent_at = crate::now();
-            sends += 1;
-            let d = request.clone();
-            io.send_raw(&d, None);
-            next = now + retry;
-        }
-        // Read answers.
-        loop {
-            let m = match sys::recv_from(&io.sock, &mut io.buf) {
-                Ok(m) => m,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => continue,
-            };
-            if m.from != Some(io.to) || m.truncated {
-                io.stats.drops.spoofed += 1;
-                continue;
-            }
-            let d = io.buf[..m.len.min(io.buf.len())].to_vec();
-            let Ok(f) = frame::parse(&d) else {
-                io.stats.drops.malformed += 1;
-                continue;
-            };
-            if f.session != io.session {
-                io.stats.drops.spoofed += 1;
-                continue;
-            }
-            match (f.kind, &mut step) {
-                (Kind::Retry, Step::Retry) => {
-                    let Ok(token) = frame::decode_retry(f.body) else {
-                        io.stats.drops.malformed += 1;
-                        continue;
-                    };
-                    measured(sent_at, sends);
-                    let mut init = None;
-                    let mut msg = Vec::new();
-                    if let Protect::Noise { receiver, identity } = &opts.protect {
-                        let me = match identity {
-                            Some(k) => k.clone(),
-                            None => StaticKeypair::generate()
-                                .map_err(|e| io::Error::other(e.to_string()))?,
-                        };
-                        // The prologue covers the fields that do not change with the token.
-                        let prologue = frame::hello_prologue(&request)
-                            .map_err(|e| io::Error::other(e.to_string()))?;
-                        let mut i = NoiseInitiator::new(&me, receiver, &prologue)
-                            .map_err(|e| io::Error::other(e.to_string()))?;
-                        msg = i
-                            .first_message()
-                            .map_err(|e| io::Error::other(e.to_string()))?;
-                        init = Some(i);
-                    }
-                    request = hello_datagram(opts, io.session, token, &msg);
-                    step = Step::HelloAck(init);
-                    sends = 0;
-                    next = crate::now();
-                }
-                (Kind::HelloAck, Step::HelloAck(init)) => {
-                    let ack = match frame::decode_hello_ack(f.body) {
-                        Ok(a) => a,
-                        Err(_) => {
-                            io.stats.drops.malformed += 1;
-                            continue;
-                        }
-                    };
-                    if ack.refused {
-                        return Err(io::Error::new(
-                            io::ErrorKind::Unsupported,
-                            format!(
-                                "{} refused the session: it does not offer {} mode, or cannot \
-                                 apply the variants '{}'",
-                                io.to,
-                                opts.protect.mode().name(),
-                                frame::variants_text(&opts.variants)
-                            ),
-                        ));
-                    }
-                    if ack.mode != opts.protect.mode() {
-                        io.stats.drops.unexpected += 1;
-                        continue;
-                    }
-                    let rtt = measured(sent_at, sends);
-                    match ack.mode {
-                        Mode::Plain => return Ok(rtt),
-                        Mode::Noise => {
-                            let Some(i) = init.take() else {
-                                io.stats.drops.unexpected += 1;
-                                continue;
-                            };
-                            let keys = i.finish(ack.payload).map_err(|_| {
-                                io::Error::new(
-                                    io::ErrorKind::PermissionDenied,
-                                    format!(
-                                        "the Noise handshake with {} failed: the answer was not \
-                                         made with the pinned receiver key (a substituted key, \
-                                         the wrong --peer-key, or tampering)",
-                                        io.to
-                                    ),
-                                )
-                            })?;
-                            io.sealer = Some(Sealer::new(&keys.to_responder, Channel::Data));
-                            io.opener = Some(Opener::new(&keys.to_initiator, Channel::Feedback));
-                            return Ok(rtt);
-                        }
-                        Mode::RsaUnauthenticated => {
-                            let pk = tfrc_protect::decode_public_key(ack.payload).map_err(|e| {
-                                io::Error::new(
-                                    io::ErrorKind::InvalidData,
-                                    format!("receiver's public key: {e}"),
-                                )
-                            })?;
-                            let bits = tfrc_protect::modulus_bits(&pk);
-                            if bits < crate::receiver::MIN_RSA_BITS {
-                                return Err(io::Error::new(
-                                    io::ErrorKind::InvalidData,
-                                    format!(
-                                        "receiver's RSA key has {bits} bits: at least {} needed",
-                                        crate::receiver::MIN_RSA_BITS
-                                    ),
-                                ));
-                            }
-                            let w = tfrc_protect::wrap_session_key(&pk, &mut OsRng)
-                                .map_err(|e| io::Error::other(e.to_string()))?;
-                            io.sealer = Some(Sealer::new(&w.key, Channel::Data));
-                            io.opener = Some(Opener::new(&w.key, Channel::Feedback));
-                            let mut k = frame::header(Kind::Key, io.session).to_vec();
-                            k.extend_from_slice(&w.wrapped);
-                            request = k;
-                            step = Step::KeyAck;
-                            sends = 0;
-                            next = crate::now();
-                        }
-                    }
-                }
-                (Kind::KeyAck, Step::KeyAck) => {
-                    let ok = io
-                        .opener
-                        .as_mut()
-                        .is_some_and(|o| o.open(f.header, f.body).is_ok());
-                    if ok {
-                        return Ok(measured(sent_at, sends));
-                    }
-                    io.stats.drops.tampered += 1;
-                }
-                _ => io.stats.drops.unexpected += 1,
-            }
-        }
-        let wake = next.min(deadline);
-        let _ = crate::wait_until(
-            wake,
-            &[io.sock.as_raw_fd(), shared.wake.fd()],
-            Duration::ZERO,
-        )?;
-        shared.wake.drain();
-    }
-}
-
-fn status_into(st: &mut SenderStats, core: &tfrc::Sender, start: Time, now: Time) {
+pub(crate) fn status_into(st: &mut SenderStats, core: &tfrc::Sender, start: Time, now: Time) {
     let c = core.status();
     st.elapsed_s = (now - start).as_secs_f64();
     st.x_bps = c.x * 8.0;
@@ -977,6 +768,58 @@ struct LogLine<'a> {
     stats: &'a SenderStats,
 }
 
+/// Read every datagram waiting on `sock` into the engine; the events it reported.
+fn read_all(
+    sock: &UdpSocket,
+    to: SocketAddr,
+    eng: &mut SenderEngine,
+    buf: &mut [u8],
+) -> Vec<EngineEvent> {
+    let mut events = Vec::new();
+    for _ in 0..256 {
+        let m = match sys::recv_from(sock, buf) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            // ICMP errors (port unreachable) come back through recvmsg on Linux; they are read
+            // from the error queue separately.
+            Err(_) => continue,
+        };
+        if m.truncated || m.from != Some(to) {
+            eng.on_stray_datagram(m.truncated);
+            continue;
+        }
+        let now = crate::now();
+        let ev = eng.on_datagram(now, &buf[..m.len.min(buf.len())]);
+        if ev != EngineEvent::None {
+            events.push(ev);
+        }
+    }
+    events
+}
+
+/// Send one datagram of the engine's; tell it when the host refused or failed. Returns false
+/// when the host refused it (wait before sending more).
+fn transmit(sock: &UdpSocket, to: &SocketAddr, eng: &mut SenderEngine, t: &Transmit) -> bool {
+    let Err(e) = sys::send_to(sock, &t.datagram, to, t.ttl) else {
+        return true;
+    };
+    match sys::send_fail(&e) {
+        sys::SendFail::Blocked => {
+            eng.on_send_refused(crate::now(), t, false);
+            false
+        }
+        sys::SendFail::LocalDrop => {
+            eng.on_send_refused(crate::now(), t, true);
+            false
+        }
+        sys::SendFail::Other => {
+            eng.on_send_error();
+            true
+        }
+    }
+}
+
+/// The sender thread: a [`SenderEngine`] driven over `sock`.
 fn run(
     sock: UdpSocket,
     to: SocketAddr,
@@ -985,119 +828,83 @@ fn run(
     ready: mpsc::Sender<io::Result<()>>,
 ) -> io::Result<SenderReport> {
     sys::set_timer_slack(1_000);
-    let mut io = Io {
-        sock,
-        to,
-        session: OsRng.next_u64(),
-        sealer: None,
-        opener: None,
-        buf: vec![0u8; crate::RECV_BUF],
-        out: Vec::with_capacity(crate::RECV_BUF),
-        stats: SenderStats::default(),
-    };
-    let handshake_rtt = match handshake(&mut io, &opts, shared) {
-        Ok(r) => r,
-        Err(e) => {
+    let mut eng = SenderEngine::new(to, &opts, crate::now());
+    let mut buf = vec![0u8; crate::RECV_BUF];
+    let fds = [sock.as_raw_fd(), shared.wake.fd()];
+
+    // The handshake.
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            eng.close(crate::now());
+        }
+        let now = crate::now();
+        while let Some(t) = eng.poll_transmit(now) {
+            transmit(&sock, &to, &mut eng, &t);
+        }
+        read_all(&sock, to, &mut eng, &mut buf);
+        if let Some(e) = eng.take_error() {
             let msg = e.to_string();
             let _ = ready.send(Err(e));
             return Err(io::Error::other(msg));
         }
-    };
+        if eng.is_established() {
+            break;
+        }
+        let wake = eng
+            .poll_timeout()
+            .unwrap_or(now + Duration::from_millis(20));
+        let _ = crate::wait_until(wake, &fds, Duration::ZERO)?;
+        shared.wake.drain();
+    }
     let _ = ready.send(Ok(()));
 
-    let mut core = tfrc::Sender::new(opts.profile.sender)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-    io.stats.handshake_rtt_s = handshake_rtt.map(|r| r.as_secs_f64());
-    io.stats.variants = opts
-        .variants
-        .iter()
-        .map(|c| frame::variants_text(std::slice::from_ref(c)))
-        .collect();
-    if let (true, Some(r)) = (opts.handshake_rtt, handshake_rtt) {
-        core.on_handshake_rtt(crate::now(), r);
-    }
     let s = opts.profile.sender.segment_size as usize;
     // The core's unit is bytes/s.
     let rate_limit = opts.rate_limit_bps.map(|b| b / 8.0);
-    let generated: Vec<u8> = (0..s).map(|i| (i % 251) as u8).collect();
     let start = crate::now();
     let end = opts.duration.map(|d| start + d);
-    let mut pending: VecDeque<Vec<u8>> = VecDeque::new();
     let mut next_admit = start;
-    let mut infinite = false;
     let mut next_publish = start;
-    let mut finished_sending = false;
+    let mut closing = false;
+    let mut queued = 0usize;
     let mut log = opts.feedback_log.take();
-    let fds = [io.sock.as_raw_fd(), shared.wake.fd()];
     let spin = opts.spin;
     let mut ebuf = vec![0u8; 2048];
-    let mut smooth = Smoothness::default();
+    // The send buffer last requested (0: not set since the handshake).
+    let mut sndbuf = 0usize;
 
-    while !finished_sending {
+    while !eng.is_closed() {
         let now = crate::now();
-        // 1. Feedback.
-        for _ in 0..256 {
-            match read_one(&mut io, now)? {
-                None => break,
-                Some(Input::Feedback(fb)) => {
-                    let now = crate::now();
-                    // A feedback must echo a time we sent at and a sequence number we used;
-                    // anything else is forged or corrupt.
-                    if fb.timestamp_echo < start
-                        || fb.timestamp_echo > now
-                        || fb.highest_seq >= core.status().packets_sent
-                    {
-                        io.stats.drops.unexpected += 1;
-                        continue;
-                    }
-                    core.on_feedback(now, &fb);
-                    if fb.hops.is_some() {
-                        io.stats.hops = fb.hops;
-                    }
-                    status_into(&mut io.stats, &core, start, now);
-                    if let Some(w) = log.as_mut() {
-                        let line = LogLine {
-                            t_s: (now - start).as_secs_f64(),
-                            stats: &io.stats,
-                        };
-                        if let Ok(j) = serde_json::to_string(&line) {
-                            let _ = writeln!(w, "{j}");
-                        }
-                    }
+        // 1. Feedback (and, closing, the FIN_ACK).
+        for ev in read_all(&sock, to, &mut eng, &mut buf) {
+            if let (EngineEvent::Feedback, Some(w)) = (ev, log.as_mut()) {
+                let now = crate::now();
+                let stats = eng.stats_at(now);
+                let line = LogLine {
+                    t_s: (now - start).as_secs_f64(),
+                    stats: &stats,
+                };
+                if let Ok(j) = serde_json::to_string(&line) {
+                    let _ = writeln!(w, "{j}");
                 }
-                Some(_) => {}
             }
         }
         // ICMP errors for our data: time exceeded feeds the core's TTL policy (E5).
-        while let Ok(Some(e)) = sys::recv_error(&io.sock, &mut ebuf) {
+        while let Ok(Some(e)) = sys::recv_error(&sock, &mut ebuf) {
             if e.icmp_type == 11 {
-                io.stats.icmp_time_exceeded += 1;
-                let n = e.len.min(ebuf.len());
-                if let Ok(f) = frame::parse(&ebuf[..n]) {
-                    let body_end = (frame::HEADER_LEN + wire::DATA_HEADER_LEN).min(n);
-                    if f.kind == Kind::Data && f.session == io.session {
-                        if let Ok((h, _)) = wire::decode_data(&ebuf[frame::HEADER_LEN..body_end]) {
-                            core.on_ttl_exceeded(now, h.initial_ttl);
-                        }
-                    }
-                }
+                eng.on_icmp_time_exceeded(now, &ebuf[..e.len.min(ebuf.len())]);
             } else {
-                io.stats.icmp_other += 1;
+                eng.on_icmp_other();
             }
         }
         let now = crate::now();
         // 2. Application data becomes ready.
         let stopping = shared.stop.load(Ordering::SeqCst) || end.is_some_and(|e| now >= e);
         let mut app_closed = false;
-        if !stopping {
+        if !stopping && !closing {
             match opts.source {
                 Source::Generated => match rate_limit {
-                    None => {
-                        if !infinite {
-                            core.set_infinite_backlog(now);
-                            infinite = true;
-                        }
-                    }
+                    None => eng.set_infinite_backlog(now),
                     Some(r) => {
                         let mut n = 0;
                         while next_admit <= now && n < 1024 {
@@ -1106,8 +913,7 @@ fn run(
                         }
                         // After a stall, do not let a backlog of admissions build up.
                         next_admit = next_admit.max(now - Duration::from_millis(100));
-                        core.push_packets(now, n);
-                        io.stats.generated_packets += n;
+                        eng.push_generated(now, n);
                     }
                 },
                 Source::Messages => {
@@ -1125,136 +931,87 @@ fn run(
                             next_admit = next_admit.max(now - Duration::from_millis(100));
                         }
                         if let Some(m) = q.msgs.pop_front() {
-                            pending.push_back(m);
+                            eng.queue_message(now, m);
                             n += 1;
                         }
                     }
                     app_closed = q.closed && q.msgs.is_empty();
-                    io.stats.queued = q.msgs.len();
+                    queued = q.msgs.len();
                     drop(q);
                     if n > 0 {
                         shared.room.notify_all();
-                        core.push_packets(now, n);
-                        io.stats.generated_packets += n;
                     }
                 }
             }
         }
-        // 3. Timers (the nofeedback timer; its optional floor is the core's `nofeedback_min`).
-        if core.poll_timeout().is_some_and(|t| t <= now) {
-            core.on_timeout(now);
-        }
-        publish_rate(shared, core.rate() * 8.0, false);
-        // 4. Transmit whatever the core allows now.
-        if !stopping {
-            while let Some(h) = core.poll_transmit(now) {
-                let payload = match opts.source {
-                    Source::Generated => None,
-                    Source::Messages => pending.pop_front(),
-                };
-                let body = payload.as_deref().unwrap_or(&generated);
-                let hdr = wire::encode_data(&h);
-                if io.build(Kind::Data, &hdr, body) {
-                    let d = std::mem::take(&mut io.out);
-                    io.send_raw(&d, Some(h.initial_ttl));
-                    io.out = d;
-                    io.stats.payload_bytes_sent += body.len() as u64;
-                    smooth.on_send(now - start);
-                    if infinite {
-                        io.stats.generated_packets += 1;
-                    }
-                }
+        publish_rate(shared, eng.rate_bps(), false);
+        if let Some(b) = opts.host_queue.send_buffer(eng.rate_bps() / 8.0, s) {
+            // Resize only on a change of more than a quarter (one system call).
+            if b * 4 < sndbuf * 3 || b * 4 > sndbuf * 5 {
+                sys::set_send_buffer(&sock, b);
+                sndbuf = b;
             }
         }
-        if stopping || (opts.source == Source::Messages && app_closed && pending.is_empty()) {
-            finished_sending = true;
-        }
-        // 5. Publish.
-        let now = crate::now();
-        if now >= next_publish || finished_sending {
-            status_into(&mut io.stats, &core, start, now);
-            if let Ok(mut g) = shared.stats.lock() {
-                *g = io.stats.clone();
+        if !closing
+            && (stopping
+                || (opts.source == Source::Messages && app_closed && eng.pending_messages() == 0))
+        {
+            // Close: FIN until FIN_ACK.
+            closing = true;
+            if let Some(w) = log.as_mut() {
+                let _ = w.flush();
             }
-            next_publish = now + Duration::from_millis(20);
+            eng.close(now);
         }
-        if finished_sending {
-            break;
-        }
-        // 6. Sleep until the next send time, timer or input.
-        let mut wake = now + Duration::from_millis(20);
-        if let Some(t) = core.poll_timeout() {
-            wake = wake.min(t.max(now));
-        }
-        if rate_limit.is_some() {
-            wake = wake.min(next_admit.max(now));
-        }
-        if let Some(e) = end {
-            wake = wake.min(e);
-        }
-        let r = crate::wait_until(wake, &fds, spin)?;
-        if r.second {
-            shared.wake.drain();
-        }
-    }
-
-    // Close: FIN until FIN_ACK.
-    core.stop();
-    let sent = io.stats.packets_sent;
-    let mut report = None;
-    let fin_start = crate::now();
-    let fin_end = fin_start + opts.fin_timeout;
-    let rtt = io.stats.rtt_s.unwrap_or(0.05);
-    let retry = Duration::from_secs_f64((2.0 * rtt).clamp(0.02, 0.25));
-    let mut next = fin_start;
-    while report.is_none() {
-        let now = crate::now();
-        if now >= fin_end {
-            break;
-        }
-        if now >= next {
-            if io.build(Kind::Fin, &sent.to_be_bytes(), &[]) {
-                let d = std::mem::take(&mut io.out);
-                io.send_raw(&d, None);
-                io.out = d;
-            }
-            next = now + retry;
-        }
-        while let Some(i) = read_one(&mut io, now)? {
-            if let Input::FinAck(r) = i {
-                report = Some(r);
+        // 3. Transmit whatever the engine allows now (data, or FINs when closing).
+        while let Some(t) = eng.poll_transmit(now) {
+            if !transmit(&sock, &to, &mut eng, &t) {
                 break;
             }
         }
-        if report.is_none() {
-            crate::wait_until(next.min(fin_end), &fds, Duration::ZERO)?;
+        // 4. Publish.
+        let now = crate::now();
+        if now >= next_publish || eng.is_closed() {
+            let mut st = eng.stats_at(now);
+            st.queued = queued;
+            if let Ok(mut g) = shared.stats.lock() {
+                *g = st;
+            }
+            next_publish = now + Duration::from_millis(20);
+        }
+        if eng.is_closed() {
+            break;
+        }
+        // 5. Sleep until the next send time, timer or input (or until the socket is writable
+        // again after it refused a packet).
+        let mut wake = now + Duration::from_millis(20);
+        if let Some(t) = eng.poll_timeout() {
+            wake = wake.min(t.max(now));
+        }
+        if rate_limit.is_some() && !closing {
+            wake = wake.min(next_admit.max(now));
+        }
+        if let (Some(e), false) = (end, closing) {
+            wake = wake.min(e);
+        }
+        let spin = if closing { Duration::ZERO } else { spin };
+        let r = crate::wait_until_rw(wake, &fds, eng.wants_writable(), spin)?;
+        if r.second {
             shared.wake.drain();
+        }
+        if r.writable {
+            eng.on_writable();
         }
     }
     if let Some(w) = log.as_mut() {
         let _ = w.flush();
     }
+    let unsent = shared.queue.lock().map(|q| q.msgs.len()).unwrap_or(0);
     let now = crate::now();
-    status_into(&mut io.stats, &core, start, now);
+    let mut report = eng.report(now, unsent as u64);
+    report.sender.queued = queued;
     if let Ok(mut g) = shared.stats.lock() {
-        *g = io.stats.clone();
+        *g = report.sender.clone();
     }
-    if let Ok(q) = shared.queue.lock() {
-        // Messages still queued were generated but never sent.
-        io.stats.generated_packets += q.msgs.len() as u64;
-    }
-    io.stats.smoothness_cov = smooth.cov();
-    let flow = report.as_ref().map(|r: &ReceiverReport| {
-        r.flow_summary(
-            "tfrc",
-            sent,
-            io.stats.generated_packets,
-            io.stats.smoothness_cov,
-        )
-    });
-    Ok(SenderReport {
-        sender: io.stats,
-        receiver: report,
-        flow,
-    })
+    Ok(report)
 }

@@ -122,6 +122,39 @@ pub fn set_buffers(sock: &UdpSocket, bytes: usize) {
     }
 }
 
+/// Set the send buffer alone to `bytes` (forced as root, else capped by `net.core.wmem_max`).
+/// The kernel doubles the value for its bookkeeping and counts each datagram's whole buffer
+/// (its truesize), not only its payload.
+pub fn set_send_buffer(sock: &UdpSocket, bytes: usize) {
+    let fd = sock.as_raw_fd();
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, v).is_err() {
+        let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, v);
+    }
+}
+
+/// Why the host did not take a datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendFail {
+    /// The socket's send buffer is full (`EAGAIN`): wait until it is writable.
+    Blocked,
+    /// A local queue (qdisc, device) dropped it for lack of room (`ENOBUFS`; Linux reports it
+    /// to a UDP socket with `IP_RECVERR` on): local congestion.
+    LocalDrop,
+    /// Anything else (for example a queued ICMP error reported on this send).
+    Other,
+}
+
+/// Classify a [`send_to`] error.
+pub fn send_fail(e: &io::Error) -> SendFail {
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => SendFail::Blocked,
+        Some(libc::ENOBUFS) => SendFail::LocalDrop,
+        _ if e.kind() == io::ErrorKind::WouldBlock => SendFail::Blocked,
+        _ => SendFail::Other,
+    }
+}
+
 /// A socket address in the C layout.
 struct CAddr {
     storage: libc::sockaddr_storage,
@@ -399,7 +432,7 @@ pub fn recv_error(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<Option<IcmpErr
     Ok(out)
 }
 
-/// What [`wait`] saw.
+/// What [`wait_rw`] saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ready {
     /// The first descriptor is readable.
@@ -408,16 +441,25 @@ pub struct Ready {
     pub second: bool,
     /// The first descriptor has a queued error.
     pub error: bool,
+    /// The first descriptor is writable (only reported when asked for).
+    pub writable: bool,
 }
 
 /// Block until one of `fds` is readable or `timeout` passes (nanosecond resolution; the
-/// thread's timer slack bounds the lateness).
-pub fn wait(fds: &[RawFd], timeout: Duration) -> io::Result<Ready> {
+/// thread's timer slack bounds the lateness); with `writable`, also until the first descriptor
+/// can take a datagram (socket backpressure: a UDP socket is writable again once half its send
+/// buffer has drained).
+pub fn wait_rw(fds: &[RawFd], writable: bool, timeout: Duration) -> io::Result<Ready> {
     let mut p: Vec<libc::pollfd> = fds
         .iter()
-        .map(|&fd| libc::pollfd {
+        .enumerate()
+        .map(|(i, &fd)| libc::pollfd {
             fd,
-            events: libc::POLLIN,
+            events: if i == 0 && writable {
+                libc::POLLIN | libc::POLLOUT
+            } else {
+                libc::POLLIN
+            },
             revents: 0,
         })
         .collect();
@@ -446,10 +488,11 @@ pub fn wait(fds: &[RawFd], timeout: Duration) -> io::Result<Ready> {
         first: get(0, libc::POLLIN),
         second: get(1, libc::POLLIN),
         error: get(0, libc::POLLERR),
+        writable: writable && get(0, libc::POLLOUT),
     })
 }
 
-/// A counter descriptor another thread writes to wake a transport thread out of [`wait`].
+/// A counter descriptor another thread writes to wake a transport thread out of [`wait_rw`].
 #[derive(Debug)]
 pub struct EventFd(OwnedFd);
 
@@ -483,7 +526,7 @@ impl EventFd {
         }
     }
 
-    /// The descriptor, for [`wait`].
+    /// The descriptor, for [`wait_rw`].
     pub fn fd(&self) -> RawFd {
         self.0.as_raw_fd()
     }
@@ -525,11 +568,11 @@ mod tests {
     fn wait_times_out_and_wakes() {
         let e = EventFd::new().unwrap();
         let t0 = monotonic_ns();
-        let r = wait(&[e.fd()], Duration::from_millis(2)).unwrap();
+        let r = wait_rw(&[e.fd()], false, Duration::from_millis(2)).unwrap();
         assert!(!r.first);
         assert!(monotonic_ns() - t0 >= 2_000_000);
         e.notify();
-        let r = wait(&[e.fd()], Duration::from_secs(5)).unwrap();
+        let r = wait_rw(&[e.fd()], false, Duration::from_secs(5)).unwrap();
         assert!(r.first);
         e.drain();
     }

@@ -219,6 +219,25 @@ pub struct Sender {
     protected_sent: u64,
     link_error_rescales: u64,
     rtt_samples_refused: u64,
+    /// What the last [`Sender::poll_transmit`] changed, so that [`Sender::on_send_refused`] can
+    /// undo it (the host did not take the packet).
+    last_emit: Option<Emitted>,
+    /// When [`Sender::on_local_congestion`] last halved X (at most once per R).
+    local_cut_at: Option<Time>,
+    send_refusals: u64,
+    local_congestion: u64,
+}
+
+/// The state one emitted packet changed, kept until the next one.
+#[derive(Clone, Debug, PartialEq)]
+struct Emitted {
+    seq: u64,
+    pacer: Pacer,
+    immediate: u32,
+    immediate_since: Time,
+    backlog: Backlog,
+    sent_since_nfb: bool,
+    protected: bool,
 }
 
 impl Sender {
@@ -278,6 +297,10 @@ impl Sender {
             protected_sent: 0,
             link_error_rescales: 0,
             rtt_samples_refused: 0,
+            last_emit: None,
+            local_cut_at: None,
+            send_refusals: 0,
+            local_congestion: 0,
         })
     }
 
@@ -566,8 +589,27 @@ impl Sender {
         }
     }
 
-    /// A header for the next data packet if one may leave at `now`; the caller sends it.
+    /// A header for the next data packet if one may leave at `now`; the caller sends it (and
+    /// calls [`Sender::on_send_refused`] if the host does not take it).
     pub fn poll_transmit(&mut self, now: Time) -> Option<DataHeader> {
+        let before = Emitted {
+            seq: self.next_seq,
+            pacer: self.pacer.clone(),
+            immediate: self.immediate,
+            immediate_since: self.immediate_since,
+            backlog: self.backlog,
+            sent_since_nfb: self.sent_since_nfb,
+            protected: false,
+        };
+        let h = self.poll_transmit_inner(now);
+        self.last_emit = h.map(|h| Emitted {
+            protected: self.cfg.protect.protects(h.initial_ttl),
+            ..before
+        });
+        h
+    }
+
+    fn poll_transmit_inner(&mut self, now: Time) -> Option<DataHeader> {
         if self.life != Lifecycle::Running {
             return None;
         }
@@ -1192,6 +1234,83 @@ impl Sender {
     pub fn on_ttl_exceeded(&mut self, _now: Time, sent_ttl: u8) {
         self.ttl_exceeded = self.ttl_exceeded.saturating_add(1);
         self.ttl.on_exceeded(sent_ttl);
+    }
+
+    /// The host did not take the packet `hdr` that the last [`Sender::poll_transmit`] returned:
+    /// its socket buffer was full (`EAGAIN`), or a local queue refused it (`ENOBUFS`). The packet
+    /// never left, so it is not counted as sent: its sequence number is given back, it returns
+    /// to the backlog, and the pacing schedule is as if it had not been polled, so the next
+    /// [`Sender::poll_transmit`] offers it again (with a fresh timestamp). The caller should
+    /// poll again once the host can take a packet (the socket is writable): that is socket
+    /// backpressure, and a sender that respects it cannot send faster than its own interface.
+    ///
+    /// Returns `false` (and changes nothing) when `hdr` is not the last packet polled: only the
+    /// most recent one can be taken back without leaving a gap the receiver would count as a
+    /// loss. `docs/tfrc-core.md` ("Local congestion") gives the reasoning.
+    pub fn on_send_refused(&mut self, now: Time, hdr: &DataHeader) -> bool {
+        let Some(e) = self.last_emit.take() else {
+            return false;
+        };
+        if e.seq != hdr.seq || self.next_seq != e.seq.saturating_add(1) {
+            self.last_emit = Some(e);
+            return false;
+        }
+        self.next_seq = e.seq;
+        self.pacer = e.pacer;
+        self.immediate = e.immediate;
+        self.immediate_since = e.immediate_since;
+        if self.life == Lifecycle::Running {
+            self.backlog = e.backlog;
+        }
+        self.sent_since_nfb = e.sent_since_nfb;
+        self.packets_sent = self.packets_sent.saturating_sub(1);
+        if e.protected {
+            self.protected_sent = self.protected_sent.saturating_sub(1);
+        }
+        self.send_refusals = self.send_refusals.saturating_add(1);
+        self.backlogged.note(now, self.has_data());
+        true
+    }
+
+    /// The sender's own host signalled congestion: a local queue (a shaper on the sender's
+    /// interface, the device queue) dropped or refused one of its packets for lack of room
+    /// (`ENOBUFS`). Treated as a congestion signal at once, as Linux TCP enters CWR on a local
+    /// drop: the allowed rate X is halved, not below s/t_mbi (RFC 5348 §4.4's reduction when
+    /// the nofeedback timer expires), at most once per round-trip time R so that one overflow
+    /// burst counts as one event (as §5.2 groups losses within one RTT into one loss event).
+    /// The next feedback recomputes X from p and X_recv as usual. Call it in addition to
+    /// [`Sender::on_send_refused`] for the refused packet. Ignored before the sender starts and
+    /// after [`Sender::stop`].
+    pub fn on_local_congestion(&mut self, now: Time) {
+        if self.life != Lifecycle::Running {
+            return;
+        }
+        self.local_congestion = self.local_congestion.saturating_add(1);
+        let r = duration_from_secs_f64(self.rtt.r());
+        if self
+            .local_cut_at
+            .is_some_and(|t| now.saturating_since(t) < r)
+        {
+            return;
+        }
+        self.local_cut_at = Some(now);
+        self.x /= 2.0;
+        if let RateControl::Ns2(_) = self.cfg.rate_control {
+            self.ns2.oldrate = self.ns2.oldrate.min(self.x);
+        }
+        self.sanitize_x();
+        self.reanchor(now);
+    }
+
+    /// Packets the host refused ([`Sender::on_send_refused`] calls that undid a packet).
+    pub fn send_refusals(&self) -> u64 {
+        self.send_refusals
+    }
+
+    /// Local congestion signals ([`Sender::on_local_congestion`] calls while running), whether
+    /// or not they halved X.
+    pub fn local_congestion_signals(&self) -> u64 {
+        self.local_congestion
     }
 
     // ----- introspection -------------------------------------------------------------------

@@ -5,7 +5,8 @@
 //!
 //! The ACK number is the highest in-order sequence received (`next_ - 1`, -1 before packet 0).
 //! ACKs are `packetSize_` (40) bytes, carry the arrival time as their timestamp and echo the
-//! timestamp of the latest in-order data (`ts_echo_bugfix_`). The delayed-ACK sink holds the ACK
+//! timestamp of the latest in-order data (`ts_echo_bugfix_`), or with `ts_echo_rfc1323_` (the
+//! sink `Agent/TCP/Linux` is run against) that of the packet that advanced the cumulative ACK. The delayed-ACK sink holds the ACK
 //! of an in-order packet for up to `interval_`, and ACKs at once a second packet, a packet that
 //! fills a gap (`RFC2581_immediate_ack_`) or the SYN (`SYN_immediate_ack_`).
 
@@ -32,6 +33,9 @@ pub struct TcpSinkConfig {
     /// `None`: no SACK option (`Agent/TCPSink`). `Some(maxSackBlocks_)`: `Agent/TCPSink/Sack1`,
     /// reporting up to that many blocks (NS-2's default 3, also its header's limit).
     pub sack_blocks: Option<u32>,
+    /// `ts_echo_rfc1323_`: echo the timestamp of the packet that advanced the cumulative ACK
+    /// (RFC 1323: the next expected one) instead of the newest at or below it.
+    pub ts_echo_rfc1323: bool,
 }
 
 impl TcpSinkConfig {
@@ -43,6 +47,7 @@ impl TcpSinkConfig {
             rfc2581_immediate_ack: true,
             syn_immediate_ack: true,
             sack_blocks: None,
+            ts_echo_rfc1323: false,
         }
     }
 
@@ -59,6 +64,14 @@ impl TcpSinkConfig {
         TcpSinkConfig {
             sack_blocks: Some(3),
             ..TcpSinkConfig::ns2_delack()
+        }
+    }
+
+    /// `Agent/TCPSink/Sack1` with `ts_echo_rfc1323_ true`, as paired with `Agent/TCP/Linux`.
+    pub fn ns2_linux() -> Self {
+        TcpSinkConfig {
+            ts_echo_rfc1323: true,
+            ..TcpSinkConfig::ns2_sack1()
         }
     }
 
@@ -143,9 +156,13 @@ impl TcpSink {
         self.stats
     }
 
-    /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point.
+    /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point
+    /// (with `ts_echo_rfc1323_`, first that of the next expected segment).
     fn update_ts(&mut self, seqno: i64, ts: Time) {
-        if ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1 {
+        let next = seqno == self.last_ack_sent + 1;
+        if (self.cfg.ts_echo_rfc1323 && next)
+            || (ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1)
+        {
             self.ts_to_echo = ts;
         }
     }
@@ -374,6 +391,33 @@ mod tests {
         assert_eq!(echo_of(&mut h, 2, 30), Some(Time::from_nanos(30_000_000)));
         // Beyond a gap (3 missing): keep echoing the last in-order one.
         assert_eq!(echo_of(&mut h, 4, 40), Some(Time::from_nanos(30_000_000)));
+    }
+
+    #[test]
+    fn rfc1323_echo_takes_the_packet_that_advances_the_ack() {
+        // Packet 2, sent at 2 ms, arrives after a copy of 1 sent at 5 ms. NS-2's default
+        // rule keeps echoing the newer 5 ms; `ts_echo_rfc1323_` echoes packet 2's 2 ms.
+        let ms = |v: u64| Time::from_nanos(v * 1_000_000);
+        for (cfg, want) in [
+            (TcpSinkConfig::ns2_sack1(), 5),
+            (TcpSinkConfig::ns2_linux(), 2),
+        ] {
+            let mut h = H::new(cfg);
+            let mut echo = None;
+            for (seq, sent) in [(0, 0), (1, 1), (1, 5), (2, 2)] {
+                let mut p = ack_like_data(seq, ms(sent));
+                p.header = Header::Tcp(TcpHeader {
+                    seqno: seq,
+                    ts: ms(sent),
+                    ..TcpHeader::default()
+                });
+                let out = h.ctx_call(|s, c| s.on_packet(p, c));
+                if let Some(Header::Tcp(t)) = out.first().map(|a| &a.header) {
+                    echo = Some(t.ts_echo);
+                }
+            }
+            assert_eq!(echo, Some(ms(want)));
+        }
     }
 
     fn ack_like_data(seq: i64, now: Time) -> Packet {

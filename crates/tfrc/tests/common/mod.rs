@@ -60,8 +60,25 @@ pub struct Path {
     pub queue_limit: Option<usize>,
 }
 
+/// The sender's own host queue in front of the forward link (issue 16 item 8): it holds at
+/// most `limit` packets (waiting or in transmission at the path's `bandwidth`); a packet that
+/// finds it full is refused and given back with `Sender::on_send_refused`.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalQueue {
+    /// Packets the host queue holds.
+    pub limit: usize,
+    /// A refusal is also a local drop (`ENOBUFS`): `Sender::on_local_congestion` is called.
+    pub congestion: bool,
+}
+
 /// A sender and a receiver joined by a [`Path`].
 pub struct Pair {
+    /// The sender's host queue (`None`: the host takes every packet).
+    pub local: Option<LocalQueue>,
+    /// Packets the host queue refused.
+    pub refused: u64,
+    /// The host queue refused the last packet; the sender waits for room.
+    blocked: bool,
     pub profile: Profile,
     pub now: Time,
     pub sender: Sender,
@@ -104,6 +121,9 @@ impl Pair {
     /// A pair whose sender has no data yet.
     pub fn idle(profile: Profile, path: Path) -> Pair {
         Pair {
+            local: None,
+            refused: 0,
+            blocked: false,
             profile,
             now: Time::ZERO,
             sender: Sender::new(profile.sender).expect("valid sender config"),
@@ -151,7 +171,24 @@ impl Pair {
     /// Collect the outputs of both ends at `self.now`.
     fn drain(&mut self) {
         let now = self.now;
-        while let Some(h) = self.sender.poll_transmit(now) {
+        while !self.blocked {
+            let Some(h) = self.sender.poll_transmit(now) else {
+                break;
+            };
+            if let Some(local) = self.local {
+                while self.tx_ends.front().is_some_and(|&e| e <= now) {
+                    self.tx_ends.pop_front();
+                }
+                if self.tx_ends.len() >= local.limit {
+                    assert!(self.sender.on_send_refused(now, &h), "refusal not undone");
+                    if local.congestion {
+                        self.sender.on_local_congestion(now);
+                    }
+                    self.refused += 1;
+                    self.blocked = true;
+                    break;
+                }
+            }
             self.sent.push((now, h));
             let index = self.put_on_path;
             self.put_on_path += 1;
@@ -195,8 +232,20 @@ impl Pair {
 
     /// The time of the next event, if any.
     fn next_event(&self) -> Option<Time> {
+        // Blocked, the next packet is due already: wait for room (the next packet to leave the
+        // host queue) or the nofeedback timer.
+        let sender = if self.blocked {
+            self.sender
+                .status()
+                .nofeedback_at
+                .into_iter()
+                .chain(self.tx_ends.front().copied())
+                .min()
+        } else {
+            self.sender.poll_timeout()
+        };
         [
-            self.sender.poll_timeout(),
+            sender,
             self.receiver.poll_timeout(),
             self.fwd.front().map(|e| e.0),
             self.rev.front().map(|e| e.0),
@@ -218,6 +267,7 @@ impl Pair {
             assert!(guard < 50_000_000, "no progress at {:?}", self.now);
             self.now = self.now.max(t);
             let now = self.now;
+            self.blocked = false;
             if let Some((interval, next)) = self.app {
                 if next <= now {
                     self.sender.push_packets(now, 1);

@@ -15,7 +15,7 @@ use tfrc::profile::{HeaderRtt, Oscillation};
 use tfrc::variants::{VariantChoice, VariantError};
 use tfrc::{Profile, ProfileKind};
 use tfrc_udp::frame::Mode;
-use tfrc_udp::{FlowSummary, Protect, Sender, SenderOptions, SenderStats, Source};
+use tfrc_udp::{FlowSummary, HostQueue, Protect, Sender, SenderOptions, SenderStats, Source};
 
 use crate::EXIT_BAD_INPUT;
 use scenario::units;
@@ -81,6 +81,12 @@ pub struct Args {
     /// deep queue builds, R lags the RTT and the receiver splits one loss event into several).
     #[arg(long = "header-rtt", value_name = "MODE", default_value = "smoothed", value_parser = header_rtt)]
     header_rtt: HeaderRtt,
+    /// How much of this host's own queues the sender fills: `small` (the send buffer follows
+    /// the rate, max(8 KiB, 1 ms at X), about what Linux TCP keeps there; a full buffer makes
+    /// the sender wait) or `buffer` (a 4 MiB send buffer: a shaper on this host fills until it
+    /// drops, each drop then halving X; before issue 16).
+    #[arg(long = "host-queue", value_name = "MODE", default_value = "small", value_parser = host_queue)]
+    host_queue: HostQueue,
     /// Do not give the core the handshake's RTT (RFC 5348 §4.2 allows it; without it the
     /// first packet goes at one segment per second until the first feedback).
     #[arg(long = "no-handshake-rtt")]
@@ -132,6 +138,16 @@ fn protect_mode(v: &str) -> Result<Mode, String> {
         "rsa-unauthenticated" => Ok(Mode::RsaUnauthenticated),
         _ => Err(format!(
             "'{v}' is not a protection mode (expected noise or rsa-unauthenticated)"
+        )),
+    }
+}
+
+fn host_queue(v: &str) -> Result<HostQueue, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "small" => Ok(HostQueue::Small),
+        "buffer" => Ok(HostQueue::Buffer),
+        _ => Err(format!(
+            "'{v}' is not a host queue mode (expected small or buffer)"
         )),
     }
 }
@@ -350,6 +366,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         duration,
         handshake_rtt: !args.no_handshake_rtt,
         feedback_log: log,
+        host_queue: args.host_queue,
         ..SenderOptions::default()
     };
     let status = Status::new(args.quiet);

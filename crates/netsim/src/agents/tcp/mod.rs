@@ -25,10 +25,12 @@
 //! F-RTO, Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, and the
 //! `A` (congestion action) flag NS-2 prints on the first new packet after a window cut.
 
+pub mod cubic;
 pub mod newreno;
 pub mod reno;
 pub mod rtt;
 pub mod sack1;
+pub mod scoreboard;
 pub mod tahoe;
 
 use std::time::Duration;
