@@ -40,6 +40,8 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+#[cfg(feature = "tokio")]
+pub mod async_sender;
 pub mod engine;
 pub mod frame;
 #[doc(hidden)]
