@@ -16,7 +16,7 @@ use tokio::io::Interest;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::engine::{SenderEngine, Transmit};
+use crate::sender::engine::{SenderEngine, Transmit};
 use crate::sender::{prepare, SendError, SenderOptions, SenderReport, Source};
 use crate::sys;
 

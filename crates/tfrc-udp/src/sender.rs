@@ -1,5 +1,8 @@
-//! The sending end: a thread that owns the socket and a `tfrc::Sender`, paces data at the
-//! core's send times, processes feedback, and closes the session.
+//! The sending end: [`engine::SenderEngine`] runs the session without a socket (handshake,
+//! the core's data packets, close); [`Sender`] is a thread that drives it over a socket, paces
+//! data at the core's send times with a sleep-then-spin wait, and hands feedback to it.
+
+pub mod engine;
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -17,10 +20,10 @@ use tfrc::wire;
 use tfrc::{Profile, Time};
 use tfrc_protect::{Opener, StaticKeypair};
 
-use crate::engine::{EngineEvent, SenderEngine, Transmit};
 use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
+use engine::{EngineEvent, SenderEngine, Transmit};
 
 /// How a sender protects its session.
 #[derive(Clone, Debug, Default)]
