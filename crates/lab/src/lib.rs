@@ -11,6 +11,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod campaign;
 pub mod metrics;
 pub mod ns2;
 pub mod output;

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use netsim::agents::{
-    AnyAgent, CbrClock, CbrConfig, CbrSource, NullSink, TcpConfig, TcpSender, TcpSink,
-    TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, NullSink,
+    TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -233,6 +233,24 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
                 TcpVariant::Reno => netsim::agents::TcpVariant::Reno,
                 TcpVariant::NewReno => netsim::agents::TcpVariant::NewReno,
+                TcpVariant::Sack => netsim::agents::TcpVariant::Sack,
+                TcpVariant::Cubic(p) => {
+                    let profile = match p {
+                        scenario::CubicProfile::Rfc9438 => CubicProfile::Rfc9438,
+                        scenario::CubicProfile::Ns2 => CubicProfile::Ns2,
+                    };
+                    let cfg = CubicConfig {
+                        window: *window,
+                        window_init: *window_init,
+                        packet_size: flow.packet_size,
+                        ..CubicConfig::ns2(profile)
+                    };
+                    // The parser refuses delayed_ack with CUBIC: its sink is Sack1.
+                    return Ok((
+                        CubicSender::new(cfg).into(),
+                        TcpSink::new(TcpSinkConfig::ns2_linux()).into(),
+                    ));
+                }
             };
             let cfg = TcpConfig {
                 window: *window,
@@ -240,10 +258,14 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 packet_size: flow.packet_size,
                 ..TcpConfig::ns2(v)
             };
-            let sink = if *delayed_ack {
-                TcpSinkConfig::ns2_delack()
-            } else {
-                TcpSinkConfig::ns2()
+            let sink = TcpSinkConfig {
+                // Sack1 needs the SACK blocks of NS-2's TCPSink/Sack1.
+                sack_blocks: (*variant == TcpVariant::Sack).then_some(3),
+                ..if *delayed_ack {
+                    TcpSinkConfig::ns2_delack()
+                } else {
+                    TcpSinkConfig::ns2()
+                }
             };
             (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
         }

@@ -60,6 +60,50 @@ pub struct TcpHeader {
     pub ts_echo: Time,
     /// Set on the SYN.
     pub syn: bool,
+    /// SACK blocks (ACKs of `Agent/TCPSink/Sack1`; empty otherwise).
+    pub sack: SackBlocks,
+}
+
+/// NS-2's `NSA`: the most SACK blocks a TCP header carries.
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The SACK option of an ACK: up to [`MAX_SACK_BLOCKS`] blocks, each `[left, right)` in
+/// packets (RFC 2018's edges: first sequence of the block, one past its last), newest first.
+/// Stored inline (sequence numbers as `i32`, NS-2's `int`) so headers stay `Copy` and small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [[i32; 2]; MAX_SACK_BLOCKS],
+}
+
+impl SackBlocks {
+    /// Append the block `[left, right)`; ignored when the option is full. Edges saturate to
+    /// the `i32` range.
+    pub fn push(&mut self, left: i64, right: i64) {
+        let i = usize::from(self.len);
+        if i < MAX_SACK_BLOCKS {
+            let c = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+            self.blocks[i] = [c(left), c(right)];
+            self.len += 1;
+        }
+    }
+
+    /// Number of blocks.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// No blocks.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The blocks as `(left, right)`, newest first.
+    pub fn iter(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.blocks[..self.len()]
+            .iter()
+            .map(|b| (i64::from(b[0]), i64::from(b[1])))
+    }
 }
 
 /// Protocol header carried by a packet. A closed enum, not `dyn`: the hot path stays monomorphic.

@@ -59,6 +59,7 @@ impl Dumbbell {
             TcpVariant::Tahoe => "TCP",
             TcpVariant::Reno => "Reno",
             TcpVariant::NewReno => "Newreno",
+            TcpVariant::Sack => "Sack1",
         }
     }
 

@@ -68,6 +68,7 @@ fn ns2_name(v: TcpVariant) -> &'static str {
         TcpVariant::Tahoe => "TCP",
         TcpVariant::Reno => "Reno",
         TcpVariant::NewReno => "Newreno",
+        TcpVariant::Sack => "Sack1",
     }
 }
 

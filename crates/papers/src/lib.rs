@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+pub mod beyond;
 pub mod claims;
 pub mod printed;
 pub mod seed000;
@@ -382,7 +383,7 @@ pub struct Entry {
     pub paper: &'static dyn Paper,
 }
 
-/// The five seed papers, in order.
+/// The five seed papers, in order, then the reproduction beyond them ([`beyond`]).
 pub fn registry() -> Vec<Entry> {
     vec![
         Entry {
@@ -409,6 +410,11 @@ pub fn registry() -> Vec<Entry> {
             id: "seed-004",
             title: seed004::Seed004.title(),
             paper: &seed004::Seed004,
+        },
+        Entry {
+            id: "beyond-seeds",
+            title: beyond::Beyond.title(),
+            paper: &beyond::Beyond,
         },
     ]
 }
@@ -918,14 +924,21 @@ mod tests {
         let ids: Vec<&str> = registry().iter().map(|e| e.id).collect();
         assert_eq!(
             ids,
-            ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"]
+            [
+                "seed-000",
+                "seed-001",
+                "seed-002",
+                "seed-003",
+                "seed-004",
+                "beyond-seeds"
+            ]
         );
         for e in registry() {
             assert_eq!(e.paper.id(), e.id);
         }
         assert!(select(&["seed-9".into()]).is_err());
         assert_eq!(select(&["seed-004".into()]).unwrap().len(), 1);
-        assert_eq!(select(&[]).unwrap().len(), 5);
+        assert_eq!(select(&[]).unwrap().len(), 6);
     }
 
     #[test]

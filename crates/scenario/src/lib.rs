@@ -382,6 +382,21 @@ pub enum TcpVariant {
     Reno,
     /// `Agent/TCP/Newreno`.
     NewReno,
+    /// `Agent/TCP/Sack1` with an `Agent/TCPSink/Sack1` sink (SACK blocks, scoreboard recovery).
+    Sack,
+    /// `variant = "cubic"`: CUBIC with SACK recovery and timestamps, on NS-2.35's
+    /// `Agent/TCP/Linux` sender and an `Agent/TCPSink/Sack1` sink; `profile` picks the
+    /// controller.
+    Cubic(CubicProfile),
+}
+
+/// CUBIC profile name (`profile` on a TCP flow with `variant = "cubic"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CubicProfile {
+    /// `profile = "rfc9438"` (default): RFC 9438 as specified.
+    Rfc9438,
+    /// `profile = "ns2"`: the Linux 2.6.22 module NS-2.35 runs (`select_ca cubic`).
+    Ns2,
 }
 
 /// TFRC profile name.

@@ -1477,7 +1477,7 @@ fn flow_spec(
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 9] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 8] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
@@ -1491,7 +1491,6 @@ fn flow_spec(
             f.max_packets.as_ref().map(|v| v.span()),
             "udp",
         ),
-        ("profile", f.profile.as_ref().map(|v| v.span()), "tfrc"),
         ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
         ("variants", f.variants.as_ref().map(|v| v.span()), "tfrc"),
         ("delayed_ack", None, "tcp"),
@@ -1507,6 +1506,20 @@ fn flow_spec(
                     format!("only keys that apply to {kind_name} flows"),
                 );
             }
+        }
+    }
+    // `profile` picks the TFRC profile, or the CUBIC profile of a TCP flow.
+    if let Some(p) = &f.profile {
+        let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
+        if kind_name == "udp" || (kind_name == "tcp" && !cubic) {
+            cx.err(
+                p.span(),
+                format!(
+                    "`profile` is a tfrc key (and a tcp key with variant = \"cubic\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
+                    if kind_name == "tcp" { " without variant = \"cubic\"" } else { "" }
+                ),
+                format!("only keys that apply to {kind_name} flows"),
+            );
         }
     }
     if f.delayed_ack.is_some() && kind_name != "tcp" {
@@ -1616,11 +1629,26 @@ fn flow_spec(
                 None | Some((_, "newreno")) => TcpVariant::NewReno,
                 Some((_, "reno")) => TcpVariant::Reno,
                 Some((_, "tahoe")) => TcpVariant::Tahoe,
+                Some((_, "sack")) => TcpVariant::Sack,
+                Some((_, "cubic")) => TcpVariant::Cubic(
+                    match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
+                        None | Some((_, "rfc9438")) => CubicProfile::Rfc9438,
+                        Some((_, "ns2")) => CubicProfile::Ns2,
+                        Some((span, other)) => {
+                            cx.err(
+                                span,
+                                format!("unknown CUBIC profile \"{other}\""),
+                                "\"rfc9438\" or \"ns2\"".to_string(),
+                            );
+                            CubicProfile::Rfc9438
+                        }
+                    },
+                ),
                 Some((span, other)) => {
                     cx.err(
                         span,
                         format!("unknown TCP variant \"{other}\""),
-                        "\"newreno\", \"reno\" or \"tahoe\"".to_string(),
+                        "\"newreno\", \"reno\", \"tahoe\", \"sack\" or \"cubic\"".to_string(),
                     );
                     TcpVariant::NewReno
                 }
@@ -1635,11 +1663,28 @@ fn flow_spec(
                 .as_ref()
                 .map(|w| cx.count(w, "window_init", 1, 1_000_000))
                 .unwrap_or(Some(2))?;
+            let delayed_ack = f.delayed_ack.unwrap_or(false);
+            if delayed_ack && matches!(variant, TcpVariant::Cubic(_)) {
+                let span = f
+                    .variant
+                    .as_ref()
+                    .map(|v| v.span())
+                    .unwrap_or(f.name.span());
+                cx.err(
+                    span,
+                    format!(
+                        "flow \"{name}\": delayed_ack with variant = \"cubic\"; CUBIC runs \
+                         against NS-2's Agent/TCPSink/Sack1, which acknowledges every packet \
+                         (a delayed SACK sink is not modelled)"
+                    ),
+                    "delayed_ack = false (or omitted) with variant = \"cubic\"".to_string(),
+                );
+            }
             FlowKind::Tcp {
                 variant,
                 window,
                 window_init,
-                delayed_ack: f.delayed_ack.unwrap_or(false),
+                delayed_ack,
             }
         }
         "udp" => {

@@ -237,9 +237,22 @@ fn error_display_names_file_line_column() {
         "{e}"
     );
     assert!(
-        e.contains("expected: \"newreno\", \"reno\" or \"tahoe\""),
+        e.contains("expected: \"newreno\", \"reno\", \"tahoe\", \"sack\" or \"cubic\""),
         "{e}"
     );
+}
+
+#[test]
+fn sack_variant_parses() {
+    let text = GOOD.replace("variant = \"tahoe\"", "variant = \"sack\"");
+    let s = Scenario::parse("x/sack.toml", &text).expect("sack is a TCP variant");
+    assert!(s.flows.iter().any(|f| matches!(
+        f.kind,
+        FlowKind::Tcp {
+            variant: TcpVariant::Sack,
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -707,4 +720,72 @@ fn capacity_traces_become_set_events() {
     let e = parse().expect_err("missing file");
     assert!(e.problems[0].message.contains("cannot read it"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cubic_takes_a_profile_defaulting_to_rfc9438() {
+    let cubic = |profile: &str| {
+        let text = GOOD.replace(
+            "variant = \"tahoe\"",
+            &format!("variant = \"cubic\"{profile}"),
+        );
+        let s = Scenario::parse("c.toml", &text).unwrap();
+        match s.flows[1].kind {
+            FlowKind::Tcp { variant, .. } => variant,
+            _ => panic!("tcp flow"),
+        }
+    };
+    assert_eq!(cubic(""), TcpVariant::Cubic(CubicProfile::Rfc9438));
+    assert_eq!(
+        cubic("\nprofile = \"rfc9438\""),
+        TcpVariant::Cubic(CubicProfile::Rfc9438)
+    );
+    assert_eq!(
+        cubic("\nprofile = \"ns2\""),
+        TcpVariant::Cubic(CubicProfile::Ns2)
+    );
+}
+
+#[test]
+fn cubic_profile_errors_are_located() {
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"cubic\"\nprofile = \"linux\"",
+    );
+    one(
+        &text,
+        line_of(&text, "profile = \"linux\""),
+        "unknown CUBIC profile \"linux\"",
+        "\"rfc9438\" or \"ns2\"",
+    );
+    // A profile on a TCP flow that is not CUBIC.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"tahoe\"\nprofile = \"ns2\"",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"tahoe\"") + 1,
+        "without variant = \"cubic\"",
+        "tcp flows",
+    );
+    // Delayed ACKs: CUBIC runs against the Sack1 sink, which acknowledges every packet.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"cubic\"\ndelayed_ack = true",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"cubic\""),
+        "delayed_ack with variant = \"cubic\"",
+        "delayed_ack = false",
+    );
+    // The variant list names cubic.
+    let text = GOOD.replace("variant = \"tahoe\"", "variant = \"bbr\"");
+    one(
+        &text,
+        line_of(&text, "bbr"),
+        "unknown TCP variant",
+        "\"cubic\"",
+    );
 }

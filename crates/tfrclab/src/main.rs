@@ -25,6 +25,9 @@ enum Command {
     /// Run a scenario over a grid of `--set` values × seeds in parallel: mean and 95% CI of
     /// every metric (sweep.csv, runs.csv, sweep.json, report.html).
     Sweep(commands::sweep::Args),
+    /// A sweep kept in a directory: plan it, run it in shards (Slurm array tasks), resume it,
+    /// and merge it into what `sweep` writes (docs/cluster.md).
+    Campaign(commands::campaign::Args),
     /// Evaluate the RFC 5348 §3.1 throughput equation.
     Equation(commands::equation::Args),
     /// Measurements: `bench [--vs-ns2] [SCENARIO...]` times the simulator (against NS-2),
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => commands::reproduce::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Sweep(args) => commands::sweep::run(&args),
+        Command::Campaign(args) => commands::campaign::run(&args),
         Command::Equation(args) => commands::equation::run(&args),
         Command::Bench(args) => commands::bench::run(&args),
         Command::ExportNs2(args) => commands::export_ns2::run(&args),

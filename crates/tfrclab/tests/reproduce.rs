@@ -15,7 +15,14 @@ use common::chromium;
 use lab::stats::MeanCi;
 use serde_json::Value;
 
-const PAPERS: [&str; 5] = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"];
+const PAPERS: [&str; 6] = [
+    "seed-000",
+    "seed-001",
+    "seed-002",
+    "seed-003",
+    "seed-004",
+    "beyond-seeds",
+];
 
 /// Every table: caption, header cells, body rows' cell texts; and every link target.
 const PROBE: &str = r##"(() => ({
@@ -262,7 +269,10 @@ fn reproduce_all_quick_writes_consistent_reports() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let papers = index["papers"].as_array().unwrap();
     let ids: Vec<&str> = papers.iter().map(|p| p["id"].as_str().unwrap()).collect();
-    assert_eq!(ids, PAPERS, "the registry lists the five seed papers");
+    assert_eq!(
+        ids, PAPERS,
+        "the registry lists the five seed papers and the reproduction beyond them"
+    );
     assert_eq!(index["quick"], true);
 
     let probe = chromium::load(&out.join("index.html"), PROBE);

@@ -128,6 +128,29 @@ fn every_validation_scenario_agrees_with_ns2() {
     ] {
         report(name);
     }
+    // Issue 17's CUBIC scenarios (the SACK ones come with the SACK agent).
+    for name in [
+        "cubic-single",
+        "cubic-two-rtts",
+        "cubic-vs-newreno",
+        "cubic-vs-tfrc-droptail",
+        "cubic-vs-tfrc-red",
+    ] {
+        report(name);
+    }
+    // Issue 17's tolerances: CUBIC alone within 5%, competing flows within 15% per flow on
+    // means over start phases.
+    assert!(report("cubic-single").tolerances.throughput <= 0.05);
+    for name in [
+        "cubic-two-rtts",
+        "cubic-vs-newreno",
+        "cubic-vs-tfrc-droptail",
+        "cubic-vs-tfrc-red",
+    ] {
+        let r = report(name);
+        assert!(r.tolerances.throughput <= 0.15, "{name}");
+        assert!(r.seeds.len() > 1, "{name}: means over start phases");
+    }
     // Issue 3's tolerances.
     let t = &report("tfrc-single").tolerances;
     assert!(t.throughput <= 0.05);

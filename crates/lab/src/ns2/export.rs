@@ -27,8 +27,9 @@ use std::fmt;
 use std::time::Duration;
 
 use scenario::{
-    Event, Flow, FlowKind, Link, LinkAction, LinkDirection, Loss, LossModel, MaxPAimd, Node, Queue,
-    RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
+    CubicProfile, Event, Flow, FlowKind, Link, LinkAction, LinkDirection, Loss, LossModel,
+    MaxPAimd, Node, Queue, RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant,
+    TfrcProfile, Wireless,
 };
 
 /// How [`export`] writes the script.
@@ -396,11 +397,23 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
         }
         match kind {
             FlowKind::Tcp {
-                variant: _,
+                variant,
                 window,
                 window_init,
                 delayed_ack: _,
             } => {
+                if *variant == TcpVariant::Cubic(CubicProfile::Rfc9438) {
+                    bad(
+                        item.clone(),
+                        "uses CUBIC profile \"rfc9438\"; NS-2.35 has no RFC 9438 CUBIC: its \
+                         Agent/TCP/Linux runs Linux 2.6.22's cubic module (beta 819/1024, C \
+                         scaled against a fixed 100 ms RTT, 50-ACK growth before the first \
+                         loss, its own TCP-friendly estimate), whose constants `select_ca` \
+                         cannot change to RFC 9438's"
+                            .to_string(),
+                        "profile = \"ns2\" (the module's behaviour) for NS-2 cross-validation",
+                    );
+                }
                 if !int_ok(u64::from(*window)) || !int_ok(u64::from(*window_init)) {
                     bad(
                         item.clone(),
@@ -1026,11 +1039,17 @@ impl<'a> Writer<'a> {
                         TcpVariant::Tahoe => "Agent/TCP",
                         TcpVariant::Reno => "Agent/TCP/Reno",
                         TcpVariant::NewReno => "Agent/TCP/Newreno",
+                        TcpVariant::Sack => "Agent/TCP/Sack1",
+                        TcpVariant::Cubic(_) => "Agent/TCP/Linux",
                     };
-                    let sink = if *delayed_ack {
-                        "Agent/TCPSink/DelAck"
-                    } else {
-                        "Agent/TCPSink"
+                    let cubic = matches!(variant, TcpVariant::Cubic(_));
+                    // CUBIC runs on Agent/TCP/Linux, whose sink is Sack1 (the parser refuses
+                    // delayed_ack with it).
+                    let sink = match (*variant == TcpVariant::Sack || cubic, *delayed_ack) {
+                        (false, true) => "Agent/TCPSink/DelAck",
+                        (false, false) => "Agent/TCPSink",
+                        (true, true) => "Agent/TCPSink/Sack1/DelAck",
+                        (true, false) => "Agent/TCPSink/Sack1",
                     };
                     self.line(format!(
                         "# flow {i} {}: tcp {} + FTP, {} -> {}",
@@ -1044,7 +1063,17 @@ impl<'a> Writer<'a> {
                     self.line(format!("$src({i}) set packetSize_ {size}"));
                     self.line(format!("$src({i}) set window_ {window}"));
                     self.line(format!("$src({i}) set windowInit_ {window_init}"));
+                    if cubic {
+                        self.line(format!("$src({i}) set timestamps_ true"));
+                    }
                     self.attach(i, a, b, sink);
+                    if cubic {
+                        // The Linux agent expects RFC 1323 echoes; the module is installed
+                        // at time 0, before the source starts (an `at` event, as in NS-2's
+                        // own Linux TCP examples).
+                        self.line(format!("$dst({i}) set ts_echo_rfc1323_ true"));
+                        self.line(format!("$ns at 0 \"$src({i}) select_ca cubic\""));
+                    }
                     self.line(format!("set app({i}) [new Application/FTP]"));
                     self.line(format!("$app({i}) attach-agent $src({i})"));
                     if starts {
@@ -1181,6 +1210,9 @@ fn variant_name(v: TcpVariant) -> &'static str {
         TcpVariant::Tahoe => "tahoe",
         TcpVariant::Reno => "reno",
         TcpVariant::NewReno => "newreno",
+        TcpVariant::Sack => "sack",
+        TcpVariant::Cubic(CubicProfile::Ns2) => "cubic (profile ns2)",
+        TcpVariant::Cubic(CubicProfile::Rfc9438) => "cubic (profile rfc9438)",
     }
 }
 

@@ -2,11 +2,13 @@
 //!
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
+pub(crate) mod sacker;
 pub mod tcp;
 pub mod tcp_sink;
 pub mod tfrc;
 pub mod udp;
 
+pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
@@ -26,8 +28,10 @@ pub enum AnyAgent {
     /// NS-2's one-way TCP sender (`Agent/TCP`, `/Reno`, `/Newreno`) with an FTP source
     /// (boxed: it is several times larger than the other agents).
     TcpSender(Box<TcpSender>),
-    /// NS-2 `Agent/TCPSink` (or `Agent/TCPSink/DelAck`).
+    /// NS-2 `Agent/TCPSink` (or `/DelAck`, `/Sack1`, `/Sack1/DelAck`).
     TcpSink(TcpSink),
+    /// CUBIC on NS-2's `Agent/TCP/Linux` sender (boxed, as the other TCP sender).
+    CubicSender(Box<CubicSender>),
     /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
@@ -70,6 +74,12 @@ impl From<TcpSink> for AnyAgent {
     }
 }
 
+impl From<CubicSender> for AnyAgent {
+    fn from(a: CubicSender) -> Self {
+        AnyAgent::CubicSender(Box::new(a))
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $a:ident => $e:expr) => {
         match $self {
@@ -79,6 +89,7 @@ macro_rules! dispatch {
             AnyAgent::TfrcSender($a) => $e,
             AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
+            AnyAgent::CubicSender($a) => $e,
         }
     };
 }

@@ -1,15 +1,19 @@
 //! NS-2.35's `Agent/TCPSink` (one cumulative ACK per packet) and `Agent/TCPSink/DelAck`
-//! (delayed ACKs), the receivers of the one-way TCP family.
+//! (delayed ACKs), the receivers of the one-way TCP family, and their SACK forms
+//! `Agent/TCPSink/Sack1` and `Agent/TCPSink/Sack1/DelAck` ([`TcpSinkConfig::sack_blocks`]):
+//! the same ACKs, each with up to three SACK blocks and 8 bytes longer per block.
 //!
 //! The ACK number is the highest in-order sequence received (`next_ - 1`, -1 before packet 0).
 //! ACKs are `packetSize_` (40) bytes, carry the arrival time as their timestamp and echo the
-//! timestamp of the latest in-order data (`ts_echo_bugfix_`). The delayed-ACK sink holds the ACK
+//! timestamp of the latest in-order data (`ts_echo_bugfix_`), or with `ts_echo_rfc1323_` (the
+//! sink `Agent/TCP/Linux` is run against) that of the packet that advanced the cumulative ACK. The delayed-ACK sink holds the ACK
 //! of an in-order packet for up to `interval_`, and ACKs at once a second packet, a packet that
 //! fills a gap (`RFC2581_immediate_ack_`) or the SYN (`SYN_immediate_ack_`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::sacker::Sacker;
 use crate::agent::{Agent, AgentCtx};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
@@ -26,6 +30,12 @@ pub struct TcpSinkConfig {
     pub rfc2581_immediate_ack: bool,
     /// `SYN_immediate_ack_`: do not delay the ACK of packet 0.
     pub syn_immediate_ack: bool,
+    /// `None`: no SACK option (`Agent/TCPSink`). `Some(maxSackBlocks_)`: `Agent/TCPSink/Sack1`,
+    /// reporting up to that many blocks (NS-2's default 3, also its header's limit).
+    pub sack_blocks: Option<u32>,
+    /// `ts_echo_rfc1323_`: echo the timestamp of the packet that advanced the cumulative ACK
+    /// (RFC 1323: the next expected one) instead of the newest at or below it.
+    pub ts_echo_rfc1323: bool,
 }
 
 impl TcpSinkConfig {
@@ -36,6 +46,32 @@ impl TcpSinkConfig {
             delayed_ack: None,
             rfc2581_immediate_ack: true,
             syn_immediate_ack: true,
+            sack_blocks: None,
+            ts_echo_rfc1323: false,
+        }
+    }
+
+    /// NS-2's `Agent/TCPSink/Sack1` (`maxSackBlocks_` 3).
+    pub fn ns2_sack1() -> Self {
+        TcpSinkConfig {
+            sack_blocks: Some(3),
+            ..TcpSinkConfig::ns2()
+        }
+    }
+
+    /// NS-2's `Agent/TCPSink/Sack1/DelAck`.
+    pub fn ns2_sack1_delack() -> Self {
+        TcpSinkConfig {
+            sack_blocks: Some(3),
+            ..TcpSinkConfig::ns2_delack()
+        }
+    }
+
+    /// `Agent/TCPSink/Sack1` with `ts_echo_rfc1323_ true`, as paired with `Agent/TCP/Linux`.
+    pub fn ns2_linux() -> Self {
+        TcpSinkConfig {
+            ts_echo_rfc1323: true,
+            ..TcpSinkConfig::ns2_sack1()
         }
     }
 
@@ -83,12 +119,15 @@ pub struct TcpSink {
     last_ack_sent: i64,
     /// Delayed-ACK deadline, while an ACK is held.
     delack_timer: Option<Time>,
+    /// SACK block generation (`Sack1` sinks; boxed: most sinks have none).
+    sacker: Option<Box<Sacker>>,
     stats: TcpSinkStats,
 }
 
 impl TcpSink {
     /// A sink with configuration `cfg`.
     pub fn new(cfg: TcpSinkConfig) -> Self {
+        let sacker = cfg.sack_blocks.map(|n| Box::new(Sacker::new(n)));
         TcpSink {
             cfg,
             next: 0,
@@ -97,6 +136,7 @@ impl TcpSink {
             ts_to_echo: Time::ZERO,
             last_ack_sent: 0,
             delack_timer: None,
+            sacker,
             stats: TcpSinkStats::default(),
         }
     }
@@ -116,9 +156,13 @@ impl TcpSink {
         self.stats
     }
 
-    /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point.
+    /// `Acker::update_ts()`: echo the newest timestamp of a segment at or below the ACK point
+    /// (with `ts_echo_rfc1323_`, first that of the next expected segment).
     fn update_ts(&mut self, seqno: i64, ts: Time) {
-        if ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1 {
+        let next = seqno == self.last_ack_sent + 1;
+        if (self.cfg.ts_echo_rfc1323 && next)
+            || (ts >= self.ts_to_echo && seqno <= self.last_ack_sent + 1)
+        {
             self.ts_to_echo = ts;
         }
     }
@@ -146,19 +190,17 @@ impl TcpSink {
     /// `TcpSink::ack()`: send the cumulative ACK.
     fn ack(&mut self, ctx: &mut AgentCtx<'_>) {
         let seqno = self.ack_number();
+        let sack = self.sacker.as_mut().map(|s| s.blocks()).unwrap_or_default();
         let hdr = TcpHeader {
             seqno,
             ts: ctx.now(),
             ts_echo: self.ts_to_echo,
             syn: false,
+            sack,
         };
-        let pkt = ctx.packet(
-            PacketKind::Ack,
-            self.cfg.ack_size,
-            0,
-            seqno,
-            Header::Tcp(hdr),
-        );
+        // Each SACK block adds 8 bytes (two 4-byte edges), as NS-2 counts it.
+        let size = self.cfg.ack_size.saturating_add(8 * sack.len() as u32);
+        let pkt = ctx.packet(PacketKind::Ack, size, 0, seqno, Header::Tcp(hdr));
         ctx.send(pkt);
         self.last_ack_sent = seqno;
         self.stats.acks_sent += 1;
@@ -178,6 +220,9 @@ impl Agent for TcpSink {
         self.stats.packets += 1;
         self.update_ts(hdr.seqno, hdr.ts);
         self.update(hdr.seqno, pkt.size);
+        if let Some(s) = self.sacker.as_mut() {
+            s.update(hdr.seqno, pkt.size);
+        }
         if let Some(interval) = self.cfg.delayed_ack {
             // DelAckSink::recv(): hold the ACK of an in-order packet if no ACK is held yet.
             if self.delack_timer.is_none() && hdr.seqno == self.ack_number() {
@@ -255,6 +300,7 @@ mod tests {
                     ts: self.now,
                     ts_echo: Time::ZERO,
                     syn: seq == 0,
+                    ..TcpHeader::default()
                 }),
                 ..packet(seq, if seq == 0 { 40 } else { 1040 })
             };
@@ -333,6 +379,7 @@ mod tests {
                 ts: h.now,
                 ts_echo: Time::ZERO,
                 syn: false,
+                ..TcpHeader::default()
             });
             let out = h.ctx_call(|s, c| s.on_packet(p, c));
             match out.first().map(|a| &a.header) {
@@ -344,6 +391,33 @@ mod tests {
         assert_eq!(echo_of(&mut h, 2, 30), Some(Time::from_nanos(30_000_000)));
         // Beyond a gap (3 missing): keep echoing the last in-order one.
         assert_eq!(echo_of(&mut h, 4, 40), Some(Time::from_nanos(30_000_000)));
+    }
+
+    #[test]
+    fn rfc1323_echo_takes_the_packet_that_advances_the_ack() {
+        // Packet 2, sent at 2 ms, arrives after a copy of 1 sent at 5 ms. NS-2's default
+        // rule keeps echoing the newer 5 ms; `ts_echo_rfc1323_` echoes packet 2's 2 ms.
+        let ms = |v: u64| Time::from_nanos(v * 1_000_000);
+        for (cfg, want) in [
+            (TcpSinkConfig::ns2_sack1(), 5),
+            (TcpSinkConfig::ns2_linux(), 2),
+        ] {
+            let mut h = H::new(cfg);
+            let mut echo = None;
+            for (seq, sent) in [(0, 0), (1, 1), (1, 5), (2, 2)] {
+                let mut p = ack_like_data(seq, ms(sent));
+                p.header = Header::Tcp(TcpHeader {
+                    seqno: seq,
+                    ts: ms(sent),
+                    ..TcpHeader::default()
+                });
+                let out = h.ctx_call(|s, c| s.on_packet(p, c));
+                if let Some(Header::Tcp(t)) = out.first().map(|a| &a.header) {
+                    echo = Some(t.ts_echo);
+                }
+            }
+            assert_eq!(echo, Some(ms(want)));
+        }
     }
 
     fn ack_like_data(seq: i64, now: Time) -> Packet {

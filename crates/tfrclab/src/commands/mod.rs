@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod campaign;
 pub mod equation;
 pub mod export_ns2;
 pub mod keygen;

@@ -598,3 +598,59 @@ bandwidth = "2Mbps"
     let ev = t.find("$ns at 1.5").expect("event");
     assert!(lm < ev);
 }
+
+#[test]
+fn sack_maps_to_sack1_with_its_sink() {
+    for (delack, sink) in [
+        ("false", "Agent/TCPSink/Sack1"),
+        ("true", "Agent/TCPSink/Sack1/DelAck"),
+    ] {
+        let text = BASE
+            .replace("variant = \"reno\"", "variant = \"sack\"")
+            .replace("delayed_ack = true", &format!("delayed_ack = {delack}"));
+        let t = traced(&parse(&text));
+        assert!(t.contains("set src(0) [new Agent/TCP/Sack1]\n"), "{t}");
+        assert!(t.contains(&format!("set dst(0) [new {sink}]\n")), "{t}");
+        assert!(t.contains("tcp sack + FTP"), "{t}");
+    }
+}
+
+#[test]
+fn cubic_exports_as_ns2s_linux_agent_with_a_sack_sink() {
+    let text = BASE.replace(
+        "variant = \"reno\"\nwindow = 33\nwindow_init = 3\ndelayed_ack = true",
+        "variant = \"cubic\"\nprofile = \"ns2\"\nwindow = 33\nwindow_init = 3",
+    );
+    let script = traced(&parse(&text));
+    for want in [
+        "set src(0) [new Agent/TCP/Linux]",
+        "$src(0) set timestamps_ true",
+        "$src(0) set window_ 33",
+        "set dst(0) [new Agent/TCPSink/Sack1]",
+        "$dst(0) set ts_echo_rfc1323_ true",
+        "$ns at 0 \"$src(0) select_ca cubic\"",
+        "tcp cubic (profile ns2)",
+    ] {
+        assert!(script.contains(want), "{want:?} missing:\n{script}");
+    }
+    // The module is installed before the source starts.
+    let ca = script.find("select_ca cubic").unwrap();
+    let start = script.find("$app(0) start").unwrap();
+    assert!(ca < start);
+}
+
+#[test]
+fn rfc9438_cubic_is_refused_with_the_reason() {
+    let text = BASE.replace(
+        "variant = \"reno\"\nwindow = 33\nwindow_init = 3\ndelayed_ack = true",
+        "variant = \"cubic\"",
+    );
+    let s = parse(&text);
+    let e = export(&s, &ExportOptions::traced(&s)).unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{e}");
+    let p = &e.problems[0];
+    assert_eq!(p.item, "flow \"t\"");
+    assert!(p.message.contains("CUBIC profile \"rfc9438\""), "{e}");
+    assert!(p.message.contains("819/1024"), "{e}");
+    assert!(e.to_string().contains("profile = \"ns2\""), "{e}");
+}

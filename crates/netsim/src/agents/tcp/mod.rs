@@ -1,5 +1,5 @@
-//! NS-2.35's one-way TCP senders: `Agent/TCP` (Tahoe), `Agent/TCP/Reno` and
-//! `Agent/TCP/Newreno`, driven by an FTP-like infinite source.
+//! NS-2.35's one-way TCP senders: `Agent/TCP` (Tahoe), `Agent/TCP/Reno`,
+//! `Agent/TCP/Newreno` and `Agent/TCP/Sack1`, driven by an FTP-like infinite source.
 //!
 //! One state machine ([`TcpSender`]) holds what NS-2's `TcpAgent` holds: the send sequence
 //! (`t_seqno_`, `maxseq_`, `highest_ack_`, `last_ack_`), the congestion window and threshold, the
@@ -9,7 +9,9 @@
 //!   (go-back-N);
 //! - [`reno`]: fast retransmit, then fast recovery with window inflation by `dupwnd_`;
 //! - [`newreno`]: Reno whose partial ACKs retransmit the next hole and stay in recovery
-//!   (RFC 2582/6582), with NS-2's partial window deflation.
+//!   (RFC 2582/6582), with NS-2's partial window deflation;
+//! - [`sack1`]: a scoreboard of the sink's SACK blocks and a `pipe_`-clocked fast recovery
+//!   that repairs every reported hole (NS-2's `Sack1TcpAgent`; pair it with a `Sack1` sink).
 //!
 //! Sequence numbers count packets, as in NS-2. With `syn_` (the default) packet 0 is a 40-byte
 //! SYN sent with a one-packet window; data starts at 1 and every data packet is
@@ -23,9 +25,12 @@
 //! F-RTO, Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, and the
 //! `A` (congestion action) flag NS-2 prints on the first new packet after a window cut.
 
+pub mod cubic;
 pub mod newreno;
 pub mod reno;
 pub mod rtt;
+pub mod sack1;
+pub mod scoreboard;
 pub mod tahoe;
 
 use std::time::Duration;
@@ -49,6 +54,8 @@ pub enum TcpVariant {
     Reno,
     /// `Agent/TCP/Newreno`.
     NewReno,
+    /// `Agent/TCP/Sack1` (needs SACK blocks: an `Agent/TCPSink/Sack1` sink).
+    Sack,
 }
 
 /// How the congestion window grows above `ssthresh_` (`windowOption_`).
@@ -346,6 +353,8 @@ pub struct TcpSender {
     pub(crate) rtx_timer: Option<Time>,
     /// Delayed-send timer deadline (`overhead_`).
     pub(crate) delsnd_timer: Option<Time>,
+    /// `Sack1TcpAgent`'s scoreboard and recovery state (unused by the other variants).
+    pub(crate) sack1: sack1::Sack1State,
     pub(crate) stats: TcpSenderStats,
 }
 
@@ -380,6 +389,7 @@ impl TcpSender {
             ts_peer: Time::ZERO,
             rtx_timer: None,
             delsnd_timer: None,
+            sack1: sack1::Sack1State::default(),
             stats: TcpSenderStats {
                 max_backoff: 1,
                 ..TcpSenderStats::default()
@@ -471,7 +481,7 @@ impl TcpSender {
     pub(crate) fn window(&self) -> i64 {
         let wnd = f64::from(self.cfg.window);
         match self.cfg.variant {
-            TcpVariant::Tahoe => {
+            TcpVariant::Tahoe | TcpVariant::Sack => {
                 if self.cwnd < wnd {
                     self.cwnd as i64
                 } else {
@@ -546,6 +556,7 @@ impl TcpSender {
             ts: now,
             ts_echo: self.ts_peer,
             syn: is_syn,
+            ..TcpHeader::default()
         });
         let pkt = ctx.packet(PacketKind::Tcp, size, payload, seqno, header);
         ctx.send(pkt);
@@ -574,6 +585,9 @@ impl TcpSender {
     /// `send_much()`: send as much as the window allows (at most `maxburst` back to back).
     /// With `overhead_`, the first packet waits for the delayed-send timer instead.
     pub(crate) fn send_much(&mut self, force: bool, maxburst: u32, ctx: &mut AgentCtx<'_>) {
+        if self.cfg.variant == TcpVariant::Sack {
+            return self.sack1_send_much(force, maxburst, ctx);
+        }
         let mut win = self.window();
         let mut npackets = 0u32;
         if !force && self.delsnd_timer.is_some() {
@@ -585,9 +599,7 @@ impl TcpSender {
                 npackets += 1;
                 self.t_seqno += 1;
             } else if self.delsnd_timer.is_none() {
-                let overhead = ns(self.cfg.overhead);
-                let delay = ctx.rng().gen_range(0..overhead.max(1));
-                self.delsnd_timer = Some(ctx.now() + Duration::from_nanos(delay));
+                self.arm_delsnd(ctx);
                 return;
             }
             win = self.window();
@@ -595,6 +607,13 @@ impl TcpSender {
                 break;
             }
         }
+    }
+
+    /// Arm the delayed-send timer a uniform random time in `[0, overhead_)` from now.
+    pub(crate) fn arm_delsnd(&mut self, ctx: &mut AgentCtx<'_>) {
+        let overhead = ns(self.cfg.overhead);
+        let delay = ctx.rng().gen_range(0..overhead.max(1));
+        self.delsnd_timer = Some(ctx.now() + Duration::from_nanos(delay));
     }
 
     /// `send_one()`: on one of the first `numdupacks_ - 1` duplicate ACKs, send one new packet
@@ -762,6 +781,7 @@ impl TcpSender {
         match self.cfg.variant {
             TcpVariant::Tahoe => self.rtx_timeout_common(ctx),
             TcpVariant::Reno | TcpVariant::NewReno => self.reno_timeout(ctx),
+            TcpVariant::Sack => self.sack1_timeout(ctx),
         }
     }
 }
@@ -800,6 +820,7 @@ impl Agent for TcpSender {
             TcpVariant::Tahoe => self.tahoe_recv(ack, ctx),
             TcpVariant::Reno => self.reno_recv(ack, ctx),
             TcpVariant::NewReno => self.newreno_recv(ack, ctx),
+            TcpVariant::Sack => self.sack1_recv(ack, &hdr.sack, ctx),
         }
     }
 
@@ -935,6 +956,17 @@ pub(crate) mod test_util {
             }),
             ..packet(seqno, 40)
         }
+    }
+
+    /// A cumulative ACK for `seqno` carrying SACK `blocks`, as TCPSink/Sack1 sends it.
+    pub fn sack_ack(seqno: i64, blocks: &[(i64, i64)]) -> Packet {
+        let mut p = ack(seqno);
+        if let Header::Tcp(h) = &mut p.header {
+            for &(l, r) in blocks {
+                h.sack.push(l, r);
+            }
+        }
+        p
     }
 
     /// Sequence numbers of the packets sent.
@@ -1173,7 +1205,12 @@ mod tests {
 
     #[test]
     fn timeout_halves_ssthresh_and_goes_back_n() {
-        for variant in [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno] {
+        for variant in [
+            TcpVariant::Tahoe,
+            TcpVariant::Reno,
+            TcpVariant::NewReno,
+            TcpVariant::Sack,
+        ] {
             let mut h = sender(variant, 100);
             open(&mut h, 4); // cwnd 6, packets up to 10 sent
             assert_eq!(h.agent.maxseq(), 10);
@@ -1216,11 +1253,11 @@ mod tests {
         /// NS-2, Reno halving a `window_` of 1 leaves 0.5.)
         #[test]
         fn arbitrary_acks_keep_invariants(
-            variant in 0usize..3,
+            variant in 0usize..4,
             window in 1u32..64,
-            events in proptest::collection::vec((0u8..4, -3i64..80, 0u64..400), 1..300),
+            events in proptest::collection::vec((0u8..5, -3i64..80, 0u64..400), 1..300),
         ) {
-            let variant = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno][variant];
+            let variant = [TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack][variant];
             let mut h = sender(variant, window);
             h.at_ms(0.0).start();
             let mut ms = 0.0;
@@ -1232,6 +1269,13 @@ mod tests {
                     0 => h.wake(),
                     1 => h.wake_next(),
                     2 => h.deliver(ack(i64::MAX - 80 + val)),
+                    4 => {
+                        // A duplicate with SACK blocks, sometimes bogus (reversed, huge).
+                        let a = h.agent.highest_ack();
+                        let l = a + 1 + val % 9;
+                        let r = if dt % 7 == 0 { l - 3 } else { l + 1 + (dt % 5) as i64 };
+                        h.deliver(sack_ack(a, &[(l, r), (a + 40, a + 42), (0, 1 << 40)]))
+                    }
                     _ => {
                         let a = (h.agent.highest_ack() + val % 8).min(h.agent.maxseq());
                         h.deliver(ack(a))
@@ -1253,7 +1297,7 @@ mod tests {
         /// arbitrary ACKs and wake-ups never panic.
         #[test]
         fn arbitrary_configs_never_panic(
-            variant in 0usize..3,
+            variant in 0usize..4,
             window in 0u32..8,
             window_init in 0u32..4,
             num_dupacks in 0u32..4,
@@ -1279,7 +1323,7 @@ mod tests {
                 overhead: if flags[5] { Duration::from_millis(3) } else { Duration::ZERO },
                 window_option: if flags[6] { WindowOption::Counted } else { WindowOption::Standard },
                 partial_window_deflation: flags[7],
-                ..TcpConfig::ns2([TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno][variant])
+                ..TcpConfig::ns2([TcpVariant::Tahoe, TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack][variant])
             };
             let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
             h.at_ms(0.0).start();

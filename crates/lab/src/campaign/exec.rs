@@ -1,0 +1,180 @@
+//! `campaign run`: the runs of one shard that have no result yet, on a thread pool, each result
+//! written atomically as soon as it finishes.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use super::{
+    write_atomic, Campaign, CampaignError, Provenance, ResultFile, RunEntry, Shard, GIT_COMMIT,
+    RESULT_FORMAT, VERSION,
+};
+use crate::runner::{self, RunOptions};
+use crate::summary;
+
+/// What one `campaign run` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardReport {
+    /// The shard.
+    pub shard: Shard,
+    /// Runs in the shard.
+    pub runs: usize,
+    /// Runs that already had a result (skipped).
+    pub already_done: usize,
+    /// Runs that finished now.
+    pub finished: usize,
+    /// Runs that failed now (their error is in `results/<id>.failed.json`).
+    pub failed: usize,
+}
+
+/// The host name, for provenance (`unknown` if it cannot be read).
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// CPU seconds used so far by the calling thread.
+fn thread_cpu_s() -> Option<f64> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::sys::resource::{getrusage, UsageWho};
+        let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+        Some(s(u.user_time()) + s(u.system_time()))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        None
+    }
+}
+
+/// The runs of `shard` that have neither a result nor (unless `retry_failed`) an error file.
+/// Existing files of the shard are checked to belong to this campaign.
+pub fn pending(
+    c: &Campaign,
+    shard: Shard,
+    retry_failed: bool,
+) -> Result<(Vec<&RunEntry>, usize), CampaignError> {
+    c.check_names()?;
+    let mut todo = Vec::new();
+    let mut done = 0;
+    for e in c.manifest.runs.iter().filter(|e| shard.contains(e.index)) {
+        let path = c.result_path(e);
+        if path.exists() {
+            c.read_result(&path, e)?;
+            done += 1;
+            continue;
+        }
+        let failed = c.failed_path(e);
+        if failed.exists() {
+            c.read_result(&failed, e)?;
+            if !retry_failed {
+                continue;
+            }
+        }
+        todo.push(e);
+    }
+    Ok((todo, done))
+}
+
+/// Run one campaign run and write its result (or its error) file.
+fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
+    let scenario = &c.plan.scenarios[e.point];
+    let cpu0 = thread_cpu_s();
+    let t0 = Instant::now();
+    let outcome = runner::simulate(
+        scenario,
+        &RunOptions {
+            seed: Some(e.seed),
+            ..RunOptions::default()
+        },
+    )
+    .map(|out| summary::summarize(scenario, &out))
+    .map_err(|err| err.to_string());
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = match (cpu0, thread_cpu_s()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let slurm_task = match (
+        std::env::var("SLURM_ARRAY_JOB_ID"),
+        std::env::var("SLURM_ARRAY_TASK_ID"),
+    ) {
+        (Ok(j), Ok(t)) => Some(format!("{j}_{t}")),
+        _ => std::env::var("SLURM_JOB_ID").ok(),
+    };
+    let ok = outcome.is_ok();
+    let (summary, error) = match outcome {
+        Ok(s) => (Some(s), None),
+        Err(err) => (None, Some(err)),
+    };
+    let file = ResultFile {
+        format: RESULT_FORMAT.into(),
+        campaign: c.manifest.campaign.clone(),
+        run: e.id.clone(),
+        index: e.index,
+        point: e.point,
+        seed: e.seed,
+        overrides: e.overrides.clone(),
+        provenance: Provenance {
+            tfrclab_version: VERSION.into(),
+            git_commit: GIT_COMMIT.into(),
+            scenario_hash: c.manifest.scenario_hash.clone(),
+            host: host.to_string(),
+            wall_s,
+            cpu_s,
+            slurm_task,
+        },
+        summary,
+        error,
+    };
+    let text = serde_json::to_string(&file).map_err(|err| err.to_string())?;
+    let path = if ok {
+        c.result_path(e)
+    } else {
+        c.failed_path(e)
+    };
+    write_atomic(&path, text.as_bytes()).map_err(|err| err.to_string())?;
+    if ok {
+        // A run that failed before and finished now is done.
+        let _ = std::fs::remove_file(c.failed_path(e));
+    }
+    Ok(ok)
+}
+
+/// Run the runs of `shard` that have no result yet on `jobs` threads (failed runs are run
+/// again). `on_done` is called after each run. A failing run writes its error and the others
+/// go on; only a result that cannot be written stops the shard. When `cancel` is raised no
+/// more runs start.
+pub fn run_shard(
+    c: &Campaign,
+    shard: Shard,
+    jobs: usize,
+    on_start: &dyn Fn(usize),
+    on_done: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+) -> Result<ShardReport, CampaignError> {
+    let runs = c
+        .manifest
+        .runs
+        .iter()
+        .filter(|e| shard.contains(e.index))
+        .count();
+    let (todo, already_done) = pending(c, shard, true)?;
+    on_start(todo.len());
+    let host = host_name();
+    let outcomes =
+        crate::parallel::run_ordered_until(&todo, jobs, on_done, cancel, |e| run_one(c, e, &host))
+            .map_err(|(i, err)| {
+                CampaignError::Io(format!("{}: {err}", super::describe(todo[i])))
+            })?;
+    let finished = outcomes.iter().filter(|&&ok| ok).count();
+    Ok(ShardReport {
+        shard,
+        runs,
+        already_done,
+        finished,
+        failed: outcomes.len() - finished,
+    })
+}

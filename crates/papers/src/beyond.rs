@@ -1,0 +1,277 @@
+//! A reproduction beyond the seeds: seed 004's and seed 002's TFRC-vs-TCP comparisons rerun
+//! against the TCPs of today, with the papers' claim "TFRC is friendly to TCP" tested for each
+//! beside the papers' own Tahoe and NewReno.
+//!
+//! Both papers ran NS-2's Tahoe (`Agent/TCP`; the seed 002 and 004 modules add NewReno). The
+//! variants compared are listed once, in [`TCP_VARIANTS`]: adding a TCP (a new scenario
+//! `variant` value) to the reproduction is one line there. Each runs
+//! - seed 002's wired/wireless hybrid (`seed-002/bernoulli.toml` and `arq.toml`: the original
+//!   TFRC, ns2 profile, beside TCP), as seed 002's scene 1 does with Tahoe;
+//! - seed 004's 10-node topology with one TFRC flow (ns2 profile) competing with one TCP flow
+//!   (`seed-004/tfrc-vs-tcp.toml`): the paper compared the two in separate runs and found
+//!   TFRC's throughput above TCP's, so the two are put on the network together here, with
+//!   NS-2's `window_` 20 and with 100.
+//!
+//! The claim is seed 002's operational "friendly": Jain's index of the TFRC and the TCP flow's
+//! throughput at least 0.9, per seed, with a 95% CI over the seeds.
+
+use std::time::Duration;
+
+use lab::stats::MeanCi;
+
+use crate::{
+    Budget, Claim, Config, DataTable, Direction, Experiment, Paper, PaperReport, ReportSection,
+    Results, RunResult, Value,
+};
+
+/// The TCP variants compared: scenario `variant` value, label, and whether a seed paper ran it.
+/// Add a variant here (its scenario value must exist) and every experiment, claim and table
+/// follows.
+pub const TCP_VARIANTS: &[(&str, &str, bool)] = &[
+    ("tahoe", "Tahoe (the papers' TCP)", true),
+    ("newreno", "NewReno (beside the papers)", true),
+    ("sack", "SACK (NS-2's Sack1)", false),
+    ("cubic", "CUBIC (RFC 9438, SACK recovery)", false),
+];
+
+/// Jain's index at or above which two flows count as sharing fairly ("friendly"), as seed 002
+/// and seed 004 read it.
+const FAIR_JAIN: f64 = 0.9;
+
+/// The experiments: id, scenario file, TFRC flow, TCP flow, full and quick seconds, label, and
+/// the TCP's `window_` (`None`: as the file has it).
+type Setting = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    (f64, f64),
+    &'static str,
+    Option<u32>,
+);
+
+const SETTINGS: [Setting; 4] = [
+    (
+        "seed002-bernoulli",
+        "seed-002/bernoulli.toml",
+        "tfrc",
+        "tcp",
+        (120.0, 30.0),
+        "seed 002, plain 5% loss on the wireless hops",
+        None,
+    ),
+    (
+        "seed002-arq",
+        "seed-002/arq.toml",
+        "tfrc",
+        "tcp",
+        (120.0, 30.0),
+        "seed 002, 802.11 ARQ on the wireless hops",
+        None,
+    ),
+    (
+        "seed004-mixed",
+        "seed-004/tfrc-vs-tcp.toml",
+        "A",
+        "B",
+        (100.0, 30.0),
+        "seed 004's topology, TFRC and TCP (window 20) competing",
+        None,
+    ),
+    (
+        "seed004-mixed-w100",
+        "seed-004/tfrc-vs-tcp.toml",
+        "A",
+        "B",
+        (100.0, 30.0),
+        "seed 004's topology, TFRC and TCP (window 100, not window-limited) competing",
+        Some(100),
+    ),
+];
+
+/// The reproduction beyond the seeds.
+pub struct Beyond;
+
+fn jain2(a: f64, b: f64) -> f64 {
+    let s = a * a + b * b;
+    if s > 0.0 {
+        (a + b) * (a + b) / (2.0 * s)
+    } else {
+        0.0
+    }
+}
+
+/// Throughputs (Mb/s) of the TFRC and the TCP flow of a run.
+fn pair(r: &RunResult, tfrc: &str, tcp: &str) -> Result<(f64, f64), String> {
+    Ok((
+        r.flow(tfrc)?.throughput_bps / 1e6,
+        r.flow(tcp)?.throughput_bps / 1e6,
+    ))
+}
+
+fn mean_ci(xs: &[f64]) -> Value {
+    MeanCi::of(xs).map_or(Value::Empty, |m| Value::estimate(&m))
+}
+
+impl Paper for Beyond {
+    fn id(&self) -> &'static str {
+        "beyond-seeds"
+    }
+
+    fn title(&self) -> &'static str {
+        "Beyond the seeds: seed 002's and seed 004's TFRC-vs-TCP friendliness against newer TCPs"
+    }
+
+    fn experiments(&self, budget: &Budget) -> Result<Vec<Experiment>, String> {
+        Ok(SETTINGS
+            .iter()
+            .map(|&(id, file, _, tcp, secs, _, window)| {
+                let d = budget.duration(secs.0, secs.1);
+                TCP_VARIANTS
+                    .iter()
+                    .map(|&(v, label, _)| {
+                        let c = Config::new(v, label)
+                            .set("duration", d.clone())
+                            .set(format!("flows.{tcp}.variant"), v);
+                        match window {
+                            Some(w) => c.set(format!("flows.{tcp}.window"), w.to_string()),
+                            None => c,
+                        }
+                    })
+                    .fold(Experiment::new(id, file), Experiment::config)
+                    .start_offset_max(Duration::from_secs(1))
+            })
+            .collect())
+    }
+
+    fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String> {
+        let mut claims = Vec::new();
+        let mut sections = Vec::new();
+        for &(id, _, tfrc, tcp, secs, label, _) in &SETTINGS {
+            let mut tcp_drops = 0.0;
+            let mut t = DataTable::new(
+                format!("{id}-by-tcp"),
+                format!(
+                    "{label}: TFRC (ns2 profile) beside each TCP, mean [95% CI] over {} seeds",
+                    budget.seeds
+                ),
+                [
+                    "TCP",
+                    "run by a seed paper",
+                    "TFRC Mb/s",
+                    "TCP Mb/s",
+                    "TFRC / TCP",
+                    "Jain's index",
+                    "TCP drops per run",
+                ],
+            )
+            .in_markdown();
+            for &(v, vlabel, papers) in TCP_VARIANTS {
+                let q = |f: fn(f64, f64) -> f64| {
+                    results.per_seed(id, v, |r| pair(r, tfrc, tcp).map(|(a, b)| f(a, b)))
+                };
+                let jain = q(jain2)?;
+                let drops = results.per_seed(id, v, |r| Ok(r.flow(tcp)?.dropped_packets as f64))?;
+                tcp_drops += drops.iter().sum::<f64>();
+                t.row(vec![
+                    Value::Text(vlabel.to_string()),
+                    Value::Text(if papers { "yes" } else { "no" }.to_string()),
+                    mean_ci(&q(|a, _| a)?),
+                    mean_ci(&q(|_, b| b)?),
+                    mean_ci(&q(|a, b| if b > 0.0 { a / b } else { f64::NAN })?),
+                    mean_ci(&jain),
+                    mean_ci(&drops),
+                ]);
+                claims.push(
+                    Claim::new(
+                        format!("{id}-friendly-{v}"),
+                        "\"TFRC is friendly to TCP\" (seed 002, scene 1; seed 004 §IV compares \
+                         TFRC with TCP)",
+                        format!(
+                            "Jain's index of TFRC's and TCP {v}'s throughput, {label}; friendly \
+                             means at least {FAIR_JAIN}"
+                        ),
+                        Direction::Above,
+                        FAIR_JAIN,
+                    )
+                    .samples(jain),
+                );
+            }
+            let secs = budget.duration(secs.0, secs.1);
+            let mut section = ReportSection::new(label)
+                .text(format!(
+                    "{secs} s runs, each flow starting up to 1 s late (the same offsets for \
+                     every TCP within a seed, so the rows are paired). Jain's index is \
+                     symmetric: the TFRC / TCP column says which flow takes more (below 1, \
+                     TFRC yields to TCP)."
+                ))
+                .table(t);
+            if tcp_drops == 0.0 {
+                section = section.note(
+                    "The TCP flow lost no packet in any of these runs (its window, not loss, \
+                     limits it), so the variants, which differ only in loss recovery, behave \
+                     identically here.",
+                );
+            }
+            sections.push(section);
+        }
+        let names: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.0).collect();
+        Ok(PaperReport {
+            summary: format!(
+                "TFRC's friendliness to TCP {} on seed 002's and seed 004's networks \
+                 (Jain's index ≥ {FAIR_JAIN})",
+                names.join(", ")
+            ),
+            intro: vec![
+                "Seed 002 and seed 004 compared TFRC with NS-2's default TCP (Tahoe). \"TCP \
+                 friendly\" today means friendly to the TCPs hosts run: this reproduction reruns \
+                 both comparisons against each TCP variant of the list, the papers' own beside \
+                 the newer ones, and tests the papers' claim for each."
+                    .into(),
+                format!(
+                    "Friendly: Jain's index of the two flows' throughput at least {FAIR_JAIN} \
+                     (seed 002's reading; seed 004's tables use the same index). Seed 004's TFRC \
+                     and TCP ran in separate runs in the paper; here one TFRC and one TCP flow \
+                     share its topology (scenarios/seeds/seed-004/tfrc-vs-tcp.toml)."
+                ),
+            ],
+            claims,
+            sections,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_runs_in_every_setting() {
+        let ex = Beyond.experiments(&Budget::full(2)).unwrap();
+        assert_eq!(ex.len(), SETTINGS.len());
+        for e in &ex {
+            let ids: Vec<&str> = e.configs.iter().map(|c| c.id.as_str()).collect();
+            let want: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.0).collect();
+            assert_eq!(ids, want);
+            for c in &e.configs {
+                assert!(c
+                    .set
+                    .iter()
+                    .any(|(k, v)| k.ends_with(".variant") && v == &c.id));
+            }
+        }
+        // Each variant is a scenario value the parser knows.
+        for (v, _, _) in TCP_VARIANTS {
+            let text = include_str!("../../../scenarios/seeds/seed-004/tfrc-vs-tcp.toml")
+                .replace("variant = \"tahoe\"", &format!("variant = \"{v}\""));
+            scenario::Scenario::parse("tfrc-vs-tcp.toml", &text).expect("variant parses");
+        }
+    }
+
+    #[test]
+    fn jain_of_equal_shares_is_one() {
+        assert_eq!(jain2(1.0, 1.0), 1.0);
+        assert_eq!(jain2(1.0, 0.0), 0.5);
+        assert_eq!(jain2(0.0, 0.0), 0.0);
+    }
+}
