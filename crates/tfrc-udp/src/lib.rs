@@ -12,6 +12,9 @@
 //!   ([`Source::Generated`]). It keeps its host queue small ([`HostQueue`]): a datagram the
 //!   host refuses is given back to the core, not counted as sent, and a local drop is a
 //!   congestion signal (`docs/real-network.md`, "Local congestion").
+//! - [`SenderEngine`]: the sender without a socket (datagrams in, datagrams out, time given
+//!   by the caller), for applications with their own socket and event loop; [`Sender`] and,
+//!   with the `tokio` feature, `async_sender::AsyncSender` drive it.
 //! - [`Receiver`]: a thread that runs the receiver side ([`ReceiverEngine`], socket-free, the
 //!   path the fuzz target drives) for many concurrent sessions in a bounded table, answers
 //!   with feedback, reads each packet's TTL (`IP_RECVTTL`) to report hops, and hands delivered
@@ -40,7 +43,8 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
-pub mod engine;
+#[cfg(feature = "tokio")]
+pub mod async_sender;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -52,8 +56,9 @@ mod sys;
 
 use std::time::Duration;
 
-pub use engine::{EngineEvent, SenderEngine, Transmit};
 pub use receiver::{Delivered, Receiver, ReceiverEngine, ReceiverOptions};
+pub use sender::engine;
+pub use sender::engine::{EngineEvent, SenderEngine, Transmit};
 pub use sender::{
     HostQueue, Protect, RateWatch, SendError, Sender, SenderOptions, SenderReport, SenderStats,
     Source,

@@ -1,5 +1,8 @@
-//! The sending end: a thread that owns the socket and a `tfrc::Sender`, paces data at the
-//! core's send times, processes feedback, and closes the session.
+//! The sending end: [`engine::SenderEngine`] runs the session without a socket (handshake,
+//! the core's data packets, close); [`Sender`] is a thread that drives it over a socket, paces
+//! data at the core's send times with a sleep-then-spin wait, and hands feedback to it.
+
+pub mod engine;
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -17,10 +20,10 @@ use tfrc::wire;
 use tfrc::{Profile, Time};
 use tfrc_protect::{Opener, StaticKeypair};
 
-use crate::engine::{EngineEvent, SenderEngine, Transmit};
 use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
+use engine::{EngineEvent, SenderEngine, Transmit};
 
 /// How a sender protects its session.
 #[derive(Clone, Debug, Default)]
@@ -85,7 +88,7 @@ pub enum HostQueue {
 
 impl HostQueue {
     /// The send buffer to request for allowed rate `x` (bytes/s) and segment size `s`.
-    fn send_buffer(self, x: f64, s: usize) -> Option<usize> {
+    pub(crate) fn send_buffer(self, x: f64, s: usize) -> Option<usize> {
         match self {
             HostQueue::Small => {
                 let per_ms = if x.is_finite() { x / 1000.0 } else { 0.0 };
@@ -399,6 +402,69 @@ fn publish_rate(shared: &Shared, x_bps: f64, finished: bool) {
     }
 }
 
+/// Check `opts` (variants applied onto the profile, which must be valid; the variant list
+/// must fit a HELLO; the rate limit and segment size in range) and bind the non-blocking socket
+/// towards `to`: what every driver of a [`SenderEngine`] over a socket needs first.
+pub(crate) fn prepare(
+    to: SocketAddr,
+    mut opts: SenderOptions,
+) -> io::Result<(SenderOptions, UdpSocket)> {
+    opts.variants = real_network_variants(&opts.variants);
+    opts.profile = tfrc::variants::apply(opts.profile, &opts.variants)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    opts.profile
+        .validate()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+    if frame::encode_hello(&Hello {
+        mode: Mode::Plain,
+        profile: opts.profile.kind,
+        segment_size: 1,
+        clock_tag: 0,
+        variants: opts.variants.clone(),
+        token: Vec::new(),
+        noise: Vec::new(),
+    })
+    .is_none()
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the variant list is longer than a HELLO carries ({} bytes, {} choices)",
+                frame::MAX_VARIANTS_TEXT,
+                frame::MAX_VARIANTS
+            ),
+        ));
+    }
+    if let Some(r) = opts.rate_limit_bps {
+        // At least 1 b/s keeps every admission interval (s/r) within days, not overflows.
+        if !(r.is_finite() && r >= 1.0) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("rate limit {r} b/s: expected a finite rate of at least 1 b/s"),
+            ));
+        }
+    }
+    let s = opts.profile.sender.segment_size as usize;
+    if s > crate::MAX_SEGMENT {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("segment size {s} exceeds {}", crate::MAX_SEGMENT),
+        ));
+    }
+    let bind = opts.bind.unwrap_or_else(|| {
+        if to.is_ipv4() {
+            "0.0.0.0:0".parse().expect("literal")
+        } else {
+            "[::]:0".parse().expect("literal")
+        }
+    });
+    let sock = UdpSocket::bind(bind)?;
+    sock.set_nonblocking(true)?;
+    sys::set_buffers(&sock, opts.socket_buffer);
+    let _ = sys::enable_recv_err(&sock);
+    Ok((opts, sock))
+}
+
 /// A TFRC sender running on its own thread.
 pub struct Sender {
     shared: Arc<Shared>,
@@ -411,60 +477,9 @@ impl Sender {
     /// Open a session to `to`: bind, handshake (and key exchange when protected), then start
     /// sending. Returns once the receiver has answered, or an error after
     /// `connect_timeout`.
-    pub fn connect(to: SocketAddr, mut opts: SenderOptions) -> io::Result<Sender> {
-        opts.variants = real_network_variants(&opts.variants);
-        opts.profile = tfrc::variants::apply(opts.profile, &opts.variants)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        opts.profile
-            .validate()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        if frame::encode_hello(&Hello {
-            mode: Mode::Plain,
-            profile: opts.profile.kind,
-            segment_size: 1,
-            clock_tag: 0,
-            variants: opts.variants.clone(),
-            token: Vec::new(),
-            noise: Vec::new(),
-        })
-        .is_none()
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "the variant list is longer than a HELLO carries ({} bytes, {} choices)",
-                    frame::MAX_VARIANTS_TEXT,
-                    frame::MAX_VARIANTS
-                ),
-            ));
-        }
-        if let Some(r) = opts.rate_limit_bps {
-            // At least 1 b/s keeps every admission interval (s/r) within days, not overflows.
-            if !(r.is_finite() && r >= 1.0) {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("rate limit {r} b/s: expected a finite rate of at least 1 b/s"),
-                ));
-            }
-        }
+    pub fn connect(to: SocketAddr, opts: SenderOptions) -> io::Result<Sender> {
+        let (opts, sock) = prepare(to, opts)?;
         let s = opts.profile.sender.segment_size as usize;
-        if s > crate::MAX_SEGMENT {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("segment size {s} exceeds {}", crate::MAX_SEGMENT),
-            ));
-        }
-        let bind = opts.bind.unwrap_or_else(|| {
-            if to.is_ipv4() {
-                "0.0.0.0:0".parse().expect("literal")
-            } else {
-                "[::]:0".parse().expect("literal")
-            }
-        });
-        let sock = UdpSocket::bind(bind)?;
-        sock.set_nonblocking(true)?;
-        sys::set_buffers(&sock, opts.socket_buffer);
-        let _ = sys::enable_recv_err(&sock);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 msgs: VecDeque::new(),

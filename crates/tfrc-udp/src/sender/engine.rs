@@ -20,11 +20,11 @@ use rand::RngCore;
 use tfrc::{wire, DataHeader, Time};
 use tfrc_protect::{Channel, NoiseInitiator, Opener, Sealer, StaticKeypair};
 
-use crate::frame::{self, Kind, Mode};
-use crate::sender::{
+use super::{
     decode_input, hello_datagram, status_into, Input, Protect, SenderOptions, SenderReport,
     SenderStats, Smoothness, Source,
 };
+use crate::frame::{self, Kind, Mode};
 use crate::stats::ReceiverReport;
 
 /// A datagram the engine wants sent to the receiver.
@@ -64,6 +64,9 @@ enum Step {
     KeyAck,
 }
 
+// One per engine; the handshake's Noise state is the large part and lives only until the
+// session is established.
+#[allow(clippy::large_enum_variant)]
 enum Phase {
     Handshake {
         step: Step,
