@@ -201,9 +201,9 @@ impl Agent for SackSink {
         };
         self.stats.packets += 1;
         // Acker::update_ts().
-        if self.cfg.ts_echo_rfc1323 && hdr.seqno == self.last_ack_sent + 1 {
-            self.ts_to_echo = hdr.ts;
-        } else if hdr.ts >= self.ts_to_echo && hdr.seqno <= self.last_ack_sent + 1 {
+        let next_expected = hdr.seqno == self.last_ack_sent + 1;
+        let newer_at_or_below = hdr.ts >= self.ts_to_echo && hdr.seqno <= self.last_ack_sent + 1;
+        if (self.cfg.ts_echo_rfc1323 && next_expected) || newer_at_or_below {
             self.ts_to_echo = hdr.ts;
         }
         let dup = self.update(hdr.seqno, pkt.size);

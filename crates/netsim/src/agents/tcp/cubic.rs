@@ -594,7 +594,7 @@ impl CubicSender {
             << 10)
             / u64::from(HZ);
         let t = t as u32;
-        let offs = u64::from(if t < ca.k { ca.k - t } else { t - ca.k });
+        let offs = u64::from(ca.k.abs_diff(t));
         let delta = (cube_rtt_scale
             .wrapping_mul(offs)
             .wrapping_mul(offs)
