@@ -473,6 +473,12 @@ fn run_sweep(
     })
 }
 
+/// (grid point, seed, the point's overrides) of one planned run.
+type PlannedRun = (usize, u64, Vec<(String, String)>);
+
+/// A run without a result: (index, run id, point (1-based), seed, status, error).
+type NotDone = (usize, String, usize, u64, String, String);
+
 /// The runs of a sweep, for an executor (Dask) to run one by one: (point, seed, overrides) in
 /// task order, after validating every grid point as `run_sweep` does.
 #[pyfunction]
@@ -483,7 +489,7 @@ fn plan_sweep(
     axes: Vec<(String, Vec<String>)>,
     seeds: u32,
     seed_base: Option<u64>,
-) -> PyResult<Vec<(usize, u64, Vec<(String, String)>)>> {
+) -> PyResult<Vec<PlannedRun>> {
     let opts = sweep_options(axes, seeds, seed_base, Some(1));
     let s = &scenario.inner;
     let plan = py
@@ -626,7 +632,7 @@ impl NativeCampaign {
     }
 
     /// Runs without a result: (index, run id, point (1-based), seed, "missing"/"failed", error).
-    fn not_done(&self) -> Vec<(usize, String, usize, u64, String, String)> {
+    fn not_done(&self) -> Vec<NotDone> {
         let mut v: Vec<_> = self
             .merged
             .missing
