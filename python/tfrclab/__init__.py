@@ -31,6 +31,7 @@ __all__ = [
     "ScenarioError",
     "RunResult",
     "SweepResult",
+    "Campaign",
     "Reproduction",
     "run",
     "sweep",
@@ -468,6 +469,7 @@ def sweep(
     jobs: Optional[int] = None,
     progress: Union[bool, Callable[[int, int], None], None] = True,
     set: Optional[Mapping[str, SetValue]] = None,
+    executor: Any = None,
 ) -> SweepResult:
     """Run ``scenario`` at every point of ``grid`` (the Cartesian product of its value lists,
     first key outermost) with ``seeds`` seeds each, on ``jobs`` threads (None: every core).
@@ -476,18 +478,151 @@ def sweep(
     ``--seed-base`` and ``--jobs``. Every grid point is validated before anything runs.
     ``progress``: True shows a tqdm bar, or pass a callable(done, total). Ctrl-C (or an
     exception raised by the callable) stops the sweep: runs not yet started are skipped.
+
+    ``executor``: run the runs elsewhere, one task per run: a ``dask.distributed.Client`` (a
+    ``LocalCluster``, or ``dask_jobqueue.SLURMCluster`` for a Slurm cluster) or any
+    ``concurrent.futures.Executor``. Every grid point is validated here first; the workers need
+    tfrclab installed; the result is the same as without an executor (docs/cluster.md).
     """
     sc = _scenario("scenario", scenario, set)
     axes = _grid(grid)
     seeds_n = _opt_int("seeds", seeds, 1, _U32)
     base = _opt_int("seed_base", seed_base, 0, _U64)
     jobs = _opt_int("jobs", jobs, 1, _U32)
+    if executor is not None:
+        if jobs is not None:
+            raise ValueError("jobs: the executor decides how many runs run at a time; give jobs or executor, not both")
+        return _sweep_on(executor, sc, axes, seeds_n, base, progress)
     callback, close = _progress(progress, f"sweep {sc.name}")
     try:
         native = _native.run_sweep(sc._native, axes, seeds_n, base, jobs, callback)
     finally:
         close()
     return SweepResult(native, sc)
+
+
+def _run_task(file: str, text: str, overrides: List[Tuple[str, str]], seed: int) -> str:
+    """One run of a sweep on an executor's worker: its summary.json as JSON text."""
+    return _native.run_task(file, text, overrides, seed)
+
+
+def _as_completed(executor: Any, futures: list) -> Iterable[Any]:
+    if type(executor).__module__.split(".")[0] == "distributed":
+        from distributed import as_completed
+
+        return as_completed(futures)
+    import concurrent.futures
+
+    return concurrent.futures.as_completed(futures)
+
+
+def _sweep_on(executor: Any, sc: Scenario, axes: list, seeds: int, base: Optional[int], progress: Any) -> SweepResult:
+    import time
+
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(
+            f"executor: expected a dask.distributed.Client or a concurrent.futures.Executor "
+            f"(something with .submit), got {type(executor).__name__}"
+        )
+    tasks = _native.plan_sweep(sc._native, axes, seeds, base)
+    callback, close = _progress(progress, f"sweep {sc.name}")
+    t0 = time.monotonic()
+    futures = [executor.submit(_run_task, sc.file, sc.source, list(o), seed) for _, seed, o in tasks]
+    index = {id(f): i for i, f in enumerate(futures)}
+    summaries: List[Optional[str]] = [None] * len(futures)
+    try:
+        for n, f in enumerate(_as_completed(executor, futures), 1):
+            i = index[id(f)]
+            try:
+                summaries[i] = f.result()
+            except Exception as e:
+                point, seed, o = tasks[i]
+                label = ", ".join(f"{k}={v}" for k, v in o) or "the scenario as written"
+                raise RuntimeError(f"grid point {point + 1} ({label}), seed {seed}: {e}") from e
+            if callback is not None:
+                callback(n, len(futures))
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    finally:
+        close()
+    native = _native.sweep_from_summaries(sc._native, axes, seeds, base, summaries, time.monotonic() - t0)
+    return SweepResult(native, sc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Campaigns
+
+
+class Campaign:
+    """A campaign directory (``tfrclab campaign new``; docs/cluster.md) opened for analysis: the
+    results present, merged. A campaign still running can be opened: :attr:`missing` lists the
+    runs without a result.
+
+    Raises ``ValueError`` when ``dir`` is not a campaign, its manifest was edited by hand, or
+    ``results/`` holds a file of another campaign."""
+
+    def __init__(self, dir: PathLike) -> None:
+        if not isinstance(dir, (str, os.PathLike)):
+            raise TypeError(f"dir: expected a directory path, got {type(dir).__name__}")
+        self.dir: str = os.fspath(dir)
+        """The campaign directory."""
+        self._native = _native.open_campaign(self.dir)
+        self._runs: Optional[pd.DataFrame] = None
+        self._sweep: Optional[SweepResult] = None
+
+    @property
+    def id(self) -> str:
+        """The campaign id (``manifest.json``'s ``campaign``)."""
+        return self._native.id
+
+    @property
+    def status(self) -> Dict[str, int]:
+        """Counts of runs: ``total``, ``done``, ``missing``, ``failed``."""
+        nd = self._native.not_done()
+        failed = sum(1 for r in nd if r[4] == "failed")
+        return {"total": self._native.total, "done": self._native.done, "missing": len(nd) - failed, "failed": failed}
+
+    @property
+    def complete(self) -> bool:
+        """Whether every run has a result."""
+        return self._native.done == self._native.total
+
+    @property
+    def runs(self) -> pd.DataFrame:
+        """One row per (run, flow): the merged ``flows.csv`` / ``flows.parquet``: ``run_id``,
+        ``point``, one column per grid key (numeric with the unit in its name when every value is
+        a number, bandwidth or duration), ``seed``, the columns of ``flows.csv``, then ``host``,
+        ``wall_s``, ``cpu_s``."""
+        if self._runs is None:
+            names, cols = self._native.table()
+            self._runs = _pandas().DataFrame(cols, columns=names)
+        return self._runs.copy()
+
+    @property
+    def missing(self) -> pd.DataFrame:
+        """The runs without a result: ``index``, ``run_id``, ``point``, ``seed``, ``status``
+        (missing or failed), ``error``."""
+        rows = self._native.not_done()
+        return _pandas().DataFrame(rows, columns=["index", "run_id", "point", "seed", "status", "error"])
+
+    @property
+    def sweep(self) -> SweepResult:
+        """The runs present as a :class:`SweepResult` (what ``tfrclab campaign merge`` writes)."""
+        if self._sweep is None:
+            sc = Scenario.from_toml(self._native.scenario_text, name=self._native.scenario_file)
+            self._sweep = SweepResult(self._native.sweep(), sc)
+        return self._sweep
+
+    def aggregate(self) -> pd.DataFrame:
+        """Mean and 95% CI per grid point, subject and metric over the runs present (the numbers
+        of the merged ``sweep.csv``)."""
+        return self.sweep.aggregate()
+
+    def __repr__(self) -> str:
+        st = self.status
+        return f"Campaign({self.dir!r}, {st['done']} of {st['total']} runs done, {st['failed']} failed)"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -63,6 +63,33 @@ def run_sweep(
     jobs: Optional[int],
     progress: Optional[Callable[[int, int], None]],
 ) -> NativeSweep: ...
+def plan_sweep(
+    scenario: NativeScenario,
+    axes: Sequence[Tuple[str, Sequence[str]]],
+    seeds: int,
+    seed_base: Optional[int],
+) -> List[Tuple[int, int, List[Tuple[str, str]]]]: ...
+def run_task(file: str, text: str, overrides: Sequence[Tuple[str, str]], seed: int) -> str: ...
+def sweep_from_summaries(
+    scenario: NativeScenario,
+    axes: Sequence[Tuple[str, Sequence[str]]],
+    seeds: int,
+    seed_base: Optional[int],
+    summaries: Sequence[str],
+    wall_s: float,
+) -> NativeSweep: ...
+
+class NativeCampaign:
+    def table(self) -> Tuple[List[str], Dict[str, list]]: ...
+    def sweep(self) -> NativeSweep: ...
+    def not_done(self) -> List[Tuple[int, str, int, int, str, str]]: ...
+    total: int
+    done: int
+    id: str
+    scenario_file: str
+    scenario_text: str
+
+def open_campaign(dir: str) -> NativeCampaign: ...
 def parse_axis(arg: str) -> Tuple[str, List[str]]: ...
 def equation(s: float, rtt: float, p: float, t_rto: Optional[float]) -> float: ...
 def reproduce(

@@ -180,8 +180,7 @@ pub fn prepare(file: &str, text: &str, axes: &[Axis]) -> Result<Vec<Scenario>, V
     }
     let points = grid(axes);
     let check = |sets: &[(String, String)]| -> Result<Scenario, String> {
-        let applied = overrides::apply(file, text, sets).map_err(|e| e.to_string())?;
-        let s = Scenario::parse(file, &applied).map_err(|e| e.to_string())?;
+        let s = point_scenario(file, text, sets)?;
         // Building catches what only the simulator checks (e.g. a TFRC profile's limits), so a
         // sweep never fails half-way on input it could have rejected up front.
         runner::build(&s, &RunOptions::default()).map_err(|e| format!("{file}: {e}"))?;
@@ -242,6 +241,18 @@ pub fn prepare(file: &str, text: &str, axes: &[Axis]) -> Result<Vec<Scenario>, V
     } else {
         Err(errors)
     }
+}
+
+/// The scenario of one grid point: `text` (named `file` in messages) with the point's `sets`
+/// applied, as [`prepare`] builds it (without the build check). A worker that is handed a run as
+/// text (a Dask task) gets the very scenario the sweep would run.
+pub fn point_scenario(
+    file: &str,
+    text: &str,
+    sets: &[(String, String)],
+) -> Result<Scenario, String> {
+    let applied = overrides::apply(file, text, sets).map_err(|e| e.to_string())?;
+    Scenario::parse(file, &applied).map_err(|e| e.to_string())
 }
 
 /// `n` consecutive seeds from `base`; an error if they would pass `u64::MAX`.

@@ -473,6 +473,241 @@ fn run_sweep(
     })
 }
 
+/// (grid point, seed, the point's overrides) of one planned run.
+type PlannedRun = (usize, u64, Vec<(String, String)>);
+
+/// A run without a result: (index, run id, point (1-based), seed, status, error).
+type NotDone = (usize, String, usize, u64, String, String);
+
+/// The runs of a sweep, for an executor (Dask) to run one by one: (point, seed, overrides) in
+/// task order, after validating every grid point as `run_sweep` does.
+#[pyfunction]
+#[pyo3(signature = (scenario, axes, seeds, seed_base))]
+fn plan_sweep(
+    py: Python<'_>,
+    scenario: &NativeScenario,
+    axes: Vec<(String, Vec<String>)>,
+    seeds: u32,
+    seed_base: Option<u64>,
+) -> PyResult<Vec<PlannedRun>> {
+    let opts = sweep_options(axes, seeds, seed_base, Some(1));
+    let s = &scenario.inner;
+    let plan = py
+        .allow_threads(|| lab::plan(s, &opts))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(plan
+        .tasks
+        .iter()
+        .map(|t| (t.point, t.seed, plan.points[t.point].assignments.clone()))
+        .collect())
+}
+
+fn sweep_options(
+    axes: Vec<(String, Vec<String>)>,
+    seeds: u32,
+    seed_base: Option<u64>,
+    jobs: Option<u32>,
+) -> lab::SweepOptions {
+    lab::SweepOptions {
+        axes: axes
+            .into_iter()
+            .map(|(key, values)| Axis { key, values })
+            .collect(),
+        seeds,
+        seed_base,
+        jobs,
+    }
+}
+
+/// One run of a sweep handed over as text (what a Dask task runs): the scenario `text` named
+/// `file` with the grid point's `overrides`, at `seed`; its `summary.json` as JSON text.
+#[pyfunction]
+fn run_task(
+    py: Python<'_>,
+    file: &str,
+    text: &str,
+    overrides: Vec<(String, String)>,
+    seed: u64,
+) -> PyResult<String> {
+    let summary = py.allow_threads(|| {
+        let s = sweep::point_scenario(file, text, &overrides)?;
+        let opts = lab::RunOptions {
+            seed: Some(seed),
+            ..lab::RunOptions::default()
+        };
+        lab::run(&s, &opts)
+            .map(|r| r.summary)
+            .map_err(|e| format!("{file} ({overrides:?}), seed {seed}: {e}"))
+    });
+    let summary = summary.map_err(PyRuntimeError::new_err)?;
+    serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// A sweep from the summaries of its runs (run elsewhere, in task order): the aggregates of
+/// `run_sweep` for the same arguments.
+#[pyfunction]
+#[pyo3(signature = (scenario, axes, seeds, seed_base, summaries, wall_s))]
+fn sweep_from_summaries(
+    py: Python<'_>,
+    scenario: &NativeScenario,
+    axes: Vec<(String, Vec<String>)>,
+    seeds: u32,
+    seed_base: Option<u64>,
+    summaries: Vec<String>,
+    wall_s: f64,
+) -> PyResult<NativeSweep> {
+    let opts = sweep_options(axes, seeds, seed_base, Some(1));
+    let s = &scenario.inner;
+    let plan = py
+        .allow_threads(|| lab::plan(s, &opts))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if summaries.len() != plan.tasks.len() {
+        return Err(PyValueError::new_err(format!(
+            "summaries: {} given, the sweep has {} runs",
+            summaries.len(),
+            plan.tasks.len()
+        )));
+    }
+    let mut runs = Vec::with_capacity(summaries.len());
+    for (t, j) in plan.tasks.iter().zip(&summaries) {
+        let summary: lab::summary::Summary = serde_json::from_str(j)
+            .map_err(|e| PyValueError::new_err(format!("summaries: not a summary.json: {e}")))?;
+        if summary.seed != t.seed {
+            return Err(PyValueError::new_err(format!(
+                "summaries: seed {} where the sweep runs seed {} (out of task order?)",
+                summary.seed, t.seed
+            )));
+        }
+        runs.push(sweep::RunRecord {
+            point: t.point,
+            seed: t.seed,
+            summary,
+        });
+    }
+    let wall = Duration::from_secs_f64(if wall_s.is_finite() && wall_s >= 0.0 {
+        wall_s
+    } else {
+        0.0
+    });
+    Ok(NativeSweep {
+        result: plan.aggregate(lab::SweepRuns { runs, wall }),
+    })
+}
+
+/// An opened campaign (opaque; see `tfrclab.Campaign`).
+#[pyclass(module = "tfrclab._native", frozen)]
+struct NativeCampaign {
+    merged: lab::campaign::merge::Merged,
+    file: String,
+    text: String,
+    id: String,
+    total: usize,
+}
+
+#[pymethods]
+impl NativeCampaign {
+    /// The tidy table (one row per run × flow): the columns of the merged `flows.csv`.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<(Vec<String>, Bound<'py, PyDict>)> {
+        use lab::campaign::merge::Values;
+        let t = lab::campaign::merge::tidy_table(&self.merged);
+        let d = PyDict::new(py);
+        let mut names = Vec::new();
+        for (name, v) in &t.columns {
+            match v {
+                Values::Text(x) => d.set_item(name, x)?,
+                Values::Int(x) => d.set_item(name, x)?,
+                Values::UInt(x) => d.set_item(name, x)?,
+                Values::Float(x) => d.set_item(name, x)?,
+            }
+            names.push(name.clone());
+        }
+        Ok((names, d))
+    }
+
+    /// The sweep of the runs present.
+    fn sweep(&self) -> NativeSweep {
+        NativeSweep {
+            result: self.merged.result.clone(),
+        }
+    }
+
+    /// Runs without a result: (index, run id, point (1-based), seed, "missing"/"failed", error).
+    fn not_done(&self) -> Vec<NotDone> {
+        let mut v: Vec<_> = self
+            .merged
+            .missing
+            .iter()
+            .map(|e| {
+                (
+                    e.index,
+                    e.id.clone(),
+                    e.point + 1,
+                    e.seed,
+                    "missing".to_string(),
+                    String::new(),
+                )
+            })
+            .chain(self.merged.failed.iter().map(|(e, err)| {
+                (
+                    e.index,
+                    e.id.clone(),
+                    e.point + 1,
+                    e.seed,
+                    "failed".to_string(),
+                    err.clone(),
+                )
+            }))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[getter]
+    fn total(&self) -> usize {
+        self.total
+    }
+
+    #[getter]
+    fn done(&self) -> usize {
+        self.merged.results.len()
+    }
+
+    #[getter]
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+
+    #[getter]
+    fn scenario_file(&self) -> String {
+        self.file.clone()
+    }
+
+    #[getter]
+    fn scenario_text(&self) -> String {
+        self.text.clone()
+    }
+}
+
+/// Open the campaign in `dir` and merge the results present.
+#[pyfunction]
+fn open_campaign(py: Python<'_>, dir: PathBuf) -> PyResult<NativeCampaign> {
+    py.allow_threads(|| {
+        let c = lab::campaign::Campaign::open(&dir)?;
+        let merged = lab::campaign::merge::merge(&c)?;
+        Ok(NativeCampaign {
+            merged,
+            file: c.manifest.scenario_file.clone(),
+            text: c.manifest.scenario_text.clone(),
+            id: c.manifest.campaign.clone(),
+            total: c.manifest.runs.len(),
+        })
+    })
+    .map_err(|e: lab::campaign::CampaignError| match e {
+        lab::campaign::CampaignError::Invalid(_) => PyValueError::new_err(e.to_string()),
+        lab::campaign::CampaignError::Io(_) => PyRuntimeError::new_err(e.to_string()),
+    })
+}
+
 /// RFC 5348 §3.1 allowed rate, bytes/s.
 #[pyfunction]
 #[pyo3(signature = (s, rtt, p, t_rto))]
@@ -761,6 +996,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeSweep>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(run_task, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_from_summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(open_campaign, m)?)?;
+    m.add_class::<NativeCampaign>()?;
     m.add_function(wrap_pyfunction!(parse_axis, m)?)?;
     m.add_function(wrap_pyfunction!(equation, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;

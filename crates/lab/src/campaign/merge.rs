@@ -37,7 +37,12 @@ impl Merged {
 
 /// Merge the results present in campaign `c` (checked by [`Campaign::scan`]).
 pub fn merge(c: &Campaign) -> Result<Merged, CampaignError> {
-    let scan: Scan = c.scan()?;
+    merge_with(c, &|| {})
+}
+
+/// [`merge`] calling `on_file` after each result file read.
+pub fn merge_with(c: &Campaign, on_file: &dyn Fn()) -> Result<Merged, CampaignError> {
+    let scan: Scan = c.scan_with(on_file)?;
     let runs_of = |i: &usize| c.manifest.runs[*i].clone();
     let missing = scan.missing.iter().map(runs_of).collect();
     let failed = scan

@@ -649,6 +649,12 @@ impl Campaign {
     /// Every run's state, checking every file in `results/`: each must be a result of one of
     /// this campaign's runs (temporary files of killed writers are ignored).
     pub fn scan(&self) -> Result<Scan, CampaignError> {
+        self.scan_with(&|| {})
+    }
+
+    /// [`Campaign::scan`] calling `on_file` after each result file read (for progress on
+    /// campaigns of many runs).
+    pub fn scan_with(&self, on_file: &dyn Fn()) -> Result<Scan, CampaignError> {
         let by_id: HashMap<&str, &RunEntry> = self
             .manifest
             .runs
@@ -677,7 +683,9 @@ impl Campaign {
                     continue;
                 }
             };
-            match self.read_result(&f.path(), e) {
+            let read = self.read_result(&f.path(), e);
+            on_file();
+            match read {
                 Ok(r) if is_failed == r.error.is_some() => {
                     if is_failed {
                         failed.insert(e.index, r);

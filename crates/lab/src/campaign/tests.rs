@@ -267,3 +267,62 @@ fn bad_input_is_refused_and_nothing_is_overwritten() {
     let e = msg(c.scan().unwrap_err());
     assert!(e.contains("belongs to campaign"), "{e}");
 }
+
+#[test]
+fn failed_runs_keep_their_error_and_are_run_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("c");
+    let c = Campaign::create(&dir, &dumbbell(), &opts()).unwrap();
+    // A failure as `campaign run` records it (a simulator error cannot be provoked with input
+    // that passes validation, so the file is written here the way exec writes it).
+    let e = &c.manifest.runs[2];
+    let failed = ResultFile {
+        format: RESULT_FORMAT.into(),
+        campaign: c.manifest.campaign.clone(),
+        run: e.id.clone(),
+        index: e.index,
+        point: e.point,
+        seed: e.seed,
+        overrides: e.overrides.clone(),
+        provenance: Provenance {
+            tfrclab_version: VERSION.into(),
+            git_commit: GIT_COMMIT.into(),
+            scenario_hash: c.manifest.scenario_hash.clone(),
+            host: "h".into(),
+            wall_s: 0.0,
+            cpu_s: None,
+            slurm_task: None,
+        },
+        summary: None,
+        error: Some("the simulator gave up".into()),
+    };
+    write_atomic(
+        &c.failed_path(e),
+        serde_json::to_string(&failed).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let scan = c.scan().unwrap();
+    assert_eq!(scan.failed.len(), 1);
+    assert_eq!(
+        scan.failed[&2].error.as_deref(),
+        Some("the simulator gave up")
+    );
+    assert_eq!(scan.missing.len(), 5);
+    let m = merge::merge(&c).unwrap();
+    assert_eq!(m.failed.len(), 1);
+    assert_eq!(m.failed[0].1, "the simulator gave up");
+    // A failed result under the name of a finished one is refused.
+    let wrong = c.result_path(&c.manifest.runs[3]);
+    std::fs::write(&wrong, serde_json::to_string(&failed).unwrap()).unwrap();
+    assert!(c
+        .scan()
+        .unwrap_err()
+        .to_string()
+        .contains("is not the result of run"));
+    std::fs::remove_file(&wrong).unwrap();
+    // `campaign run` runs it again; once it finishes, the error file goes.
+    let r = run_all(&c, Shard::ALL);
+    assert_eq!((r.finished, r.failed), (6, 0));
+    assert!(!c.failed_path(e).exists());
+    assert!(c.scan().unwrap().complete());
+}

@@ -238,7 +238,12 @@ fn run_shard(a: &RunArgs) -> ExitCode {
 
 /// Print the status; true when complete.
 fn print_status(c: &Campaign) -> Result<bool, CampaignError> {
-    let scan = c.scan()?;
+    // Reading 10^5 result files takes a while: progress on stderr (nothing on short scans
+    // off a terminal).
+    let mut bar = lab::parallel::Progress::new(c.manifest.runs.len() as u64, false);
+    let scan = c.scan_with(&|| bar.inc());
+    bar.finish();
+    let scan = scan?;
     let total = c.manifest.runs.len();
     println!(
         "campaign {} in {}: {} runs ({} grid point(s) × {} seed(s)), tfrclab {}",
@@ -363,7 +368,10 @@ fn merge_cmd(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         Ok(c) => c,
         Err(e) => return Ok(fail(e)),
     };
-    let m = match merge::merge(&c) {
+    let mut bar = lab::parallel::Progress::new(c.manifest.runs.len() as u64, false);
+    let m = merge::merge_with(&c, &|| bar.inc());
+    bar.finish();
+    let m = match m {
         Ok(m) => m,
         Err(e) => return Ok(fail(e)),
     };
