@@ -323,6 +323,12 @@ fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
+    if let Some(max_events) = s.max_events {
+        b.limits(netsim::Limits {
+            max_events,
+            ..netsim::Limits::default()
+        });
+    }
     for n in &s.nodes {
         let id = b.add_node(&n.name);
         b.set_untrusted(id, n.untrusted);

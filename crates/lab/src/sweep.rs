@@ -759,9 +759,12 @@ pub fn sweep_json(r: &SweepResult) -> SweepJson {
 
 /// Write `sweep.json`, pretty-printed.
 pub fn write_sweep_json(path: &Path, r: &SweepResult) -> anyhow::Result<()> {
-    let mut f = std::fs::File::create(path)?;
+    // Buffered: the serialiser writes token by token, a system call each unbuffered
+    // (2.2 million of them, 1.6 s, for a 2,000-flow summary).
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
     serde_json::to_writer_pretty(&mut f, &sweep_json(r))?;
     f.write_all(b"\n")?;
+    f.flush()?;
     Ok(())
 }
 

@@ -39,6 +39,49 @@ pub enum BuildError {
     BadRate(FlowId),
     /// A flow id that was never added.
     UnknownFlow(FlowId),
+    /// A CBR source whose packets would be less than the clock's 1 ns apart: the run would
+    /// send packets at one instant over and over and never end.
+    RateTooHigh {
+        /// The flow.
+        flow: FlowId,
+        /// Its rate, bits per second (rounded).
+        rate_bps: u64,
+        /// Its packet size, bytes.
+        packet_size: u32,
+    },
+    /// More flows than [`Limits::max_flows`].
+    TooManyFlows {
+        /// Flows added.
+        flows: usize,
+        /// The ceiling.
+        limit: usize,
+    },
+}
+
+/// Ceilings that end a run with an error naming the cause instead of letting it exhaust time
+/// or memory ([`NetworkBuilder::limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Events a run may process before it stops with [`crate::SimError::EventBudget`]
+    /// (default: no budget).
+    pub max_events: u64,
+    /// Flows a network may have (default 1,000,000: each costs a few KiB of agent and
+    /// statistics state before it sends anything).
+    pub max_flows: usize,
+    /// Packets that may be in the network at once (queued, transmitting, propagating or in a
+    /// host stage) before the run stops with [`crate::SimError::PacketCeiling`] (default
+    /// 2^24, about 2.5 GiB of packets; no finite queue configuration reaches it).
+    pub max_packets_in_network: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: u64::MAX,
+            max_flows: 1_000_000,
+            max_packets_in_network: 1 << 24,
+        }
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -54,6 +97,22 @@ impl fmt::Display for BuildError {
             BuildError::BadProbability(l) => write!(f, "link {l}: probability outside [0, 1]"),
             BuildError::BadRate(fl) => write!(f, "flow {fl}: CBR rate must be positive"),
             BuildError::UnknownFlow(fl) => write!(f, "unknown flow {fl}"),
+            BuildError::RateTooHigh {
+                flow,
+                rate_bps,
+                packet_size,
+            } => write!(
+                f,
+                "flow {flow}: a CBR rate of {rate_bps} b/s with {packet_size}-byte packets sends \
+                 packets less than 1 ns apart, below the simulator's clock resolution (at most \
+                 {} b/s for this packet size)",
+                u64::from(*packet_size) * 8 * 1_000_000_000
+            ),
+            BuildError::TooManyFlows { flows, limit } => write!(
+                f,
+                "{flows} flows exceed the ceiling of {limit} flows per run (raise it with \
+                 `Limits::max_flows`)"
+            ),
         }
     }
 }
@@ -117,6 +176,7 @@ pub struct NetworkBuilder {
     stats: StatsConfig,
     tracer: Option<Tracer>,
     trace_flow_names: Option<Vec<String>>,
+    limits: Limits,
     errors: Vec<BuildError>,
 }
 
@@ -134,6 +194,7 @@ impl NetworkBuilder {
             stats: StatsConfig::default(),
             tracer: None,
             trace_flow_names: None,
+            limits: Limits::default(),
             errors: Vec::new(),
         }
     }
@@ -256,8 +317,15 @@ impl NetworkBuilder {
         for a in [&sender, &receiver] {
             if let AnyAgent::Cbr(c) = a {
                 let r = c.config().rate_bps;
+                let size = c.config().packet_size;
                 if r.is_nan() || r <= 0.0 {
                     self.errors.push(BuildError::BadRate(id));
+                } else if f64::from(size) * 8.0 / r < 1e-9 {
+                    self.errors.push(BuildError::RateTooHigh {
+                        flow: id,
+                        rate_bps: r.min(u64::MAX as f64) as u64,
+                        packet_size: size,
+                    });
                 }
             }
         }
@@ -380,8 +448,22 @@ impl NetworkBuilder {
         self.trace_flow_names = Some(flows);
     }
 
+    /// Ceilings on events, flows and packets in the network ([`Limits`]).
+    pub fn limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
     /// Validate and produce a simulator ready to run.
     pub fn build(mut self) -> Result<Simulator, BuildError> {
+        if self.flows.len() > self.limits.max_flows {
+            self.errors.insert(
+                0,
+                BuildError::TooManyFlows {
+                    flows: self.flows.len(),
+                    limit: self.limits.max_flows,
+                },
+            );
+        }
         for c in &self.changes {
             if c.link as usize >= self.links.len() {
                 self.errors.push(BuildError::UnknownLink(c.link));
@@ -490,6 +572,7 @@ impl NetworkBuilder {
             self.changes,
             self.stats,
             self.tracer,
+            self.limits,
         ))
     }
 }

@@ -27,7 +27,7 @@ pub mod testing;
 pub mod trace;
 pub mod wireless;
 
-pub use builder::{BuildError, NetworkBuilder};
+pub use builder::{BuildError, Limits, NetworkBuilder};
 pub use link::{LinkConfig, LinkId, LinkSettings, LinkUpdate};
 pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};

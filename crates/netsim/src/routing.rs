@@ -1,13 +1,45 @@
 //! Static shortest-path routing by hop count, as a next-hop table per (node, destination).
+//!
+//! A full table is n² entries, and computing it is a breadth-first search from every node:
+//! quadratic in nodes, which made building a 10⁴-flow dumbbell (2·10⁴ hosts) take most of a
+//! minute and a GiB. Most nodes of a simulated network are hosts with one outgoing link, and
+//! from such a node every reachable destination is reached through that link; so only nodes
+//! with two or more out-neighbours get a row, and a one-link node keeps its link and what lies
+//! behind it. On a dumbbell that is two rows whatever the number of flows: linear time and
+//! memory. The answers are exactly the full table's (tested against it below).
 
 use crate::link::LinkId;
 use crate::packet::NodeId;
+
+/// The longest chain of one-link nodes followed before a node gets a row of its own instead.
+const MAX_CHAIN: usize = 64;
+
+/// How a node picks its next hop.
+#[derive(Clone, Copy, Debug)]
+enum Hop {
+    /// No outgoing link is up.
+    Dead,
+    /// A row of the table, by its index in `rows`.
+    Row(u32),
+    /// One out-neighbour: `link` to every node reachable from here. `chain[start..start+len]`
+    /// is the walk along one-link nodes from the neighbour on (the neighbour first); it ends at
+    /// a node with a row (`end_row`), at a dead end, or where the walk meets itself.
+    Single {
+        link: LinkId,
+        end_row: u32,
+        start: u32,
+        len: u32,
+    },
+}
 
 /// Next-hop table.
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     n: usize,
-    next: Vec<LinkId>,
+    hop: Vec<Hop>,
+    /// One row of `n` next-hop links per node with a [`Hop::Row`].
+    rows: Vec<LinkId>,
+    chain: Vec<NodeId>,
 }
 
 const NONE: LinkId = LinkId::MAX;
@@ -22,23 +54,59 @@ impl Routes {
     /// lower-numbered nodes wins, whatever order the links were created in. Between a pair of
     /// nodes joined by several links, the first one that is up is used.
     pub fn compute(n_nodes: usize, links: &[(NodeId, NodeId, bool)]) -> Routes {
-        let mut next = vec![NONE; n_nodes * n_nodes];
-        // Out-neighbours of each node with the link to them, sorted by neighbour id.
-        let mut out: Vec<Vec<(usize, LinkId)>> = vec![Vec::new(); n_nodes];
-        for (id, &(from, to, up)) in links.iter().enumerate() {
-            let (f, t) = (from as usize, to as usize);
-            if up && f < n_nodes && t < n_nodes && f != t && !out[f].iter().any(|&(v, _)| v == t) {
-                out[f].push((t, id as LinkId));
+        let out = out_neighbours(n_nodes, links);
+        // Which nodes need a row: two or more out-neighbours, or a chain of one-link nodes
+        // too long to walk at every lookup.
+        let mut hop = vec![Hop::Dead; n_nodes];
+        let mut chain: Vec<NodeId> = Vec::new();
+        let mut needs_row: Vec<bool> = out.iter().map(|o| o.len() >= 2).collect();
+        let mut on_walk = vec![false; n_nodes];
+        for s in 0..n_nodes {
+            if out[s].len() != 1 {
+                continue;
             }
+            let start = chain.len();
+            let mut x = s;
+            on_walk[s] = true;
+            let mut too_long = false;
+            while out[x].len() == 1 {
+                let next = out[x][0].0;
+                if on_walk[next] {
+                    break; // a cycle of one-link nodes
+                }
+                chain.push(next as NodeId);
+                on_walk[next] = true;
+                x = next;
+                if chain.len() - start > MAX_CHAIN {
+                    too_long = true;
+                    break;
+                }
+            }
+            on_walk[s] = false;
+            for &c in &chain[start..] {
+                on_walk[c as usize] = false;
+            }
+            if too_long {
+                chain.truncate(start);
+                needs_row[s] = true;
+                continue;
+            }
+            hop[s] = Hop::Single {
+                link: out[s][0].1,
+                end_row: NONE, // set below, once rows are numbered
+                start: start as u32,
+                len: (chain.len() - start) as u32,
+            };
         }
-        for o in &mut out {
-            o.sort_unstable_by_key(|&(v, _)| v);
-        }
+        let row_nodes: Vec<usize> = (0..n_nodes).filter(|&v| needs_row[v]).collect();
+        let mut rows = vec![NONE; row_nodes.len() * n_nodes];
         let mut first_hop = vec![NONE; n_nodes];
         let mut seen = vec![false; n_nodes];
         let mut layer: Vec<usize> = Vec::with_capacity(n_nodes);
         let mut next_layer: Vec<usize> = Vec::with_capacity(n_nodes);
-        for src in 0..n_nodes {
+        for (r, &src) in row_nodes.iter().enumerate() {
+            hop[src] = Hop::Row(r as u32);
+            let row = &mut rows[r * n_nodes..(r + 1) * n_nodes];
             seen.iter_mut().for_each(|s| *s = false);
             seen[src] = true;
             layer.clear();
@@ -51,7 +119,7 @@ impl Routes {
                 // `layer` is sorted by node id: settle in (hops, id) order.
                 next_layer.clear();
                 for &u in &layer {
-                    next[src * n_nodes + u] = first_hop[u];
+                    row[u] = first_hop[u];
                     for &(v, _) in &out[u] {
                         if !seen[v] {
                             seen[v] = true;
@@ -64,23 +132,199 @@ impl Routes {
                 std::mem::swap(&mut layer, &mut next_layer);
             }
         }
-        Routes { n: n_nodes, next }
+        // A one-link node's walk ends at a node with a row, if it does not die out or loop.
+        for h in hop.iter_mut() {
+            let snapshot = *h;
+            if let Hop::Single {
+                link, start, len, ..
+            } = snapshot
+            {
+                let last = chain[(start + len - 1) as usize] as usize;
+                let end_row = match needs_row[last] {
+                    true => row_nodes.binary_search(&last).map_or(NONE, |r| r as u32),
+                    false => NONE,
+                };
+                *h = Hop::Single {
+                    link,
+                    end_row,
+                    start,
+                    len,
+                };
+            }
+        }
+        Routes {
+            n: n_nodes,
+            hop,
+            rows,
+            chain,
+        }
     }
 
     /// The link to take from `at` towards `dst`, if `dst` is reachable (and distinct).
+    #[inline]
     pub fn next_link(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
         let (a, d) = (at as usize, dst as usize);
         if a >= self.n || d >= self.n {
             return None;
         }
-        let l = self.next[a * self.n + d];
-        (l != NONE).then_some(l)
+        match self.hop[a] {
+            Hop::Row(r) => {
+                let l = self.rows[r as usize * self.n + d];
+                (l != NONE).then_some(l)
+            }
+            Hop::Single {
+                link,
+                end_row,
+                start,
+                len,
+            } => {
+                if a == d {
+                    return None;
+                }
+                // Everything the one neighbour reaches, it reaches through `link`.
+                let walk = &self.chain[start as usize..(start + len) as usize];
+                let reached = walk[0] == dst
+                    || (end_row != NONE && self.rows[end_row as usize * self.n + d] != NONE)
+                    || walk[1..].contains(&dst);
+                reached.then_some(link)
+            }
+            Hop::Dead => None,
+        }
     }
+}
+
+/// Out-neighbours of each node with the link to them, sorted by neighbour id; the first link
+/// that is up between a pair.
+fn out_neighbours(n_nodes: usize, links: &[(NodeId, NodeId, bool)]) -> Vec<Vec<(usize, LinkId)>> {
+    let mut out: Vec<Vec<(usize, LinkId)>> = vec![Vec::new(); n_nodes];
+    for (id, &(from, to, up)) in links.iter().enumerate() {
+        let (f, t) = (from as usize, to as usize);
+        if up && f < n_nodes && t < n_nodes && f != t {
+            out[f].push((t, id as LinkId));
+        }
+    }
+    for o in &mut out {
+        // Stable: of several links to one neighbour, the first (lowest id) stays first.
+        o.sort_by_key(|&(v, _)| v);
+        o.dedup_by_key(|&mut (v, _)| v);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// The full n² table, computed as before (a search from every node): the reference the
+    /// compact table must match entry for entry.
+    fn full_table(n: usize, links: &[(NodeId, NodeId, bool)]) -> Vec<LinkId> {
+        let out = out_neighbours(n, links);
+        let mut next = vec![NONE; n * n];
+        let mut first_hop = vec![NONE; n];
+        for src in 0..n {
+            let mut seen = vec![false; n];
+            seen[src] = true;
+            let mut layer = Vec::new();
+            for &(v, link) in &out[src] {
+                seen[v] = true;
+                first_hop[v] = link;
+                layer.push(v);
+            }
+            while !layer.is_empty() {
+                let mut next_layer = Vec::new();
+                for &u in &layer {
+                    next[src * n + u] = first_hop[u];
+                    for &(v, _) in &out[u] {
+                        if !seen[v] {
+                            seen[v] = true;
+                            first_hop[v] = first_hop[u];
+                            next_layer.push(v);
+                        }
+                    }
+                }
+                next_layer.sort_unstable();
+                layer = next_layer;
+            }
+        }
+        next
+    }
+
+    fn assert_same(n: usize, links: &[(NodeId, NodeId, bool)]) {
+        let r = Routes::compute(n, links);
+        let full = full_table(n, links);
+        for a in 0..n {
+            for d in 0..n {
+                let want = full[a * n + d];
+                let want = (want != NONE).then_some(want);
+                assert_eq!(
+                    r.next_link(a as NodeId, d as NodeId),
+                    want,
+                    "{a} → {d} in {links:?}"
+                );
+            }
+        }
+    }
+
+    /// Random graphs rich in what the compact table treats specially: hosts with one link,
+    /// one-way chains and rings of one-link nodes, chains longer than `MAX_CHAIN`, parallel
+    /// links, links that are down.
+    #[test]
+    fn compact_table_equals_the_full_one() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
+        for case in 0..300 {
+            let n = rng.gen_range(1..40usize);
+            let mut links = Vec::new();
+            for _ in 0..rng.gen_range(0..3 * n) {
+                let (a, b) = (rng.gen_range(0..n) as NodeId, rng.gen_range(0..n) as NodeId);
+                let up = rng.gen_bool(0.9);
+                links.push((a, b, up));
+                if rng.gen_bool(0.5) {
+                    links.push((b, a, up));
+                }
+            }
+            if case % 3 == 0 && n > 3 {
+                // A one-way ring through some nodes.
+                let k = rng.gen_range(2..n);
+                for i in 0..k {
+                    links.push((i as NodeId, ((i + 1) % k) as NodeId, true));
+                }
+            }
+            assert_same(n, &links);
+        }
+        // A one-way chain longer than MAX_CHAIN into a dumbbell-like hub.
+        let n = MAX_CHAIN + 10;
+        let mut links: Vec<_> = (0..n - 3)
+            .map(|i| (i as NodeId, i as NodeId + 1, true))
+            .collect();
+        links.extend([
+            ((n - 3) as NodeId, (n - 2) as NodeId, true),
+            ((n - 3) as NodeId, (n - 1) as NodeId, true),
+            ((n - 1) as NodeId, 5, true),
+        ]);
+        assert_same(n, &links);
+    }
+
+    /// A dumbbell's table has two rows, whatever the number of hosts.
+    #[test]
+    fn dumbbell_keeps_two_rows() {
+        let hosts = 300;
+        let (l, r) = (0 as NodeId, 1 as NodeId);
+        let mut links = vec![(l, r, true), (r, l, true)];
+        for h in 0..hosts {
+            let s = 2 + 2 * h as NodeId;
+            links.extend([
+                (s, l, true),
+                (l, s, true),
+                (s + 1, r, true),
+                (r, s + 1, true),
+            ]);
+        }
+        let n = 2 + 2 * hosts;
+        let routes = Routes::compute(n, &links);
+        assert_eq!(routes.rows.len(), 2 * n);
+        assert_same(n, &links);
+    }
 
     #[test]
     fn shortest_paths_and_recompute_on_failure() {

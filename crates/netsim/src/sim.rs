@@ -84,6 +84,21 @@ pub enum SimError {
     },
     /// Writing the trace failed.
     Trace(String),
+    /// The run processed [`crate::Limits::max_events`] events before its end.
+    EventBudget {
+        /// The budget.
+        events: u64,
+        /// Simulated time reached.
+        at: Time,
+    },
+    /// More packets were in the network at once than [`crate::Limits::max_packets_in_network`]
+    /// (a source far faster than its path, with queues too large to drop the excess).
+    PacketCeiling {
+        /// The ceiling.
+        packets: u64,
+        /// When it was crossed.
+        at: Time,
+    },
 }
 
 impl fmt::Display for SimError {
@@ -107,6 +122,16 @@ impl fmt::Display for SimError {
                 if *sender { "sender" } else { "receiver" }
             ),
             SimError::Trace(e) => write!(f, "writing the trace failed: {e}"),
+            SimError::EventBudget { events, at } => write!(
+                f,
+                "the event budget of {events} events ran out at simulated time {at} (raise the \
+                 budget or shorten the run)"
+            ),
+            SimError::PacketCeiling { packets, at } => write!(
+                f,
+                "more than {packets} packets were in the network at once at simulated time {at}: \
+                 a source sends far faster than its path carries and its queues hold the excess"
+            ),
         }
     }
 }
@@ -257,6 +282,9 @@ pub struct Simulator {
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
     stuck: Option<SimError>,
+    limits: crate::builder::Limits,
+    /// Packets sent and neither delivered nor dropped yet.
+    in_network: u64,
 }
 
 impl fmt::Debug for Simulator {
@@ -282,6 +310,7 @@ impl Simulator {
         changes: Vec<LinkChange>,
         stats: StatsConfig,
         tracer: Option<Tracer>,
+        limits: crate::builder::Limits,
     ) -> Simulator {
         let routes = Routes::compute(
             names.len(),
@@ -316,6 +345,8 @@ impl Simulator {
             samples: Vec::new(),
             sample_buf: Vec::new(),
             stuck: None,
+            limits,
+            in_network: 0,
         };
         // Like a Tcl script's `$ns at` lines: flow starts and stops in flow order, then link
         // changes, all before any packet event.
@@ -431,6 +462,12 @@ impl Simulator {
             self.cur = key;
             self.now = key.time;
             self.now_secs = key.shadow;
+            if self.events == self.limits.max_events {
+                return Err(SimError::EventBudget {
+                    events: self.events,
+                    at: self.now,
+                });
+            }
             self.events += 1;
             self.dispatch(key, ev);
             if let Some(e) = self.stuck.take() {
@@ -589,6 +626,7 @@ impl Simulator {
         self.next_uid += 1;
         slot.marking.apply(&mut pkt);
         let node = slot.node;
+        self.count_sent();
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
@@ -673,6 +711,7 @@ impl Simulator {
 
     /// Give a packet to its destination agent: it is delivered.
     fn hand_over(&mut self, idx: usize, pkt: Packet) {
+        self.in_network -= 1;
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
@@ -686,6 +725,7 @@ impl Simulator {
     }
 
     fn drop_packet(&mut self, link: Option<usize>, pkt: Packet, cause: DropCause) {
+        self.in_network -= 1;
         if let Some(l) = link {
             self.trace(TraceEvent::Drop, l, &pkt, Some(cause));
             self.links[l].stats.drops[cause.index()] += 1;
@@ -715,6 +755,11 @@ impl Simulator {
         let link = &mut self.links[l];
         let (n, b) = (link.queue.len() as u64, link.queue.byte_len());
         let st = &mut link.stats;
+        if n == 0 && b == 0 && st.queue_packets.current() == 0 && st.queue_bytes.current() == 0 {
+            // Zero to zero adds 0 · dt to the areas and leaves the maximum: the next change,
+            // or the end of the run, integrates the same values (and closes the same bins).
+            return;
+        }
         crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 
@@ -728,6 +773,12 @@ impl Simulator {
         self.settle_tx_done(l, |k| k < cur);
         let now = self.now;
         let link = &mut self.links[l];
+        if !link.busy && link.queue.passes_through(&pkt) {
+            // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
+            // update (zero to zero) would do is nothing; transmit at once.
+            self.transmit(l, pkt);
+            return;
+        }
         let dropped = link.queue.enqueue(pkt, now, &mut link.queue_rng);
         if let Some(d) = dropped {
             self.drop_packet(Some(l), d.pkt, d.cause);
@@ -789,6 +840,12 @@ impl Simulator {
             return;
         };
         self.note_queue(l);
+        self.transmit(l, pkt);
+    }
+
+    /// `pkt` left the link's queue: occupy the link for its transmission, then propagate it.
+    fn transmit(&mut self, l: usize, pkt: Packet) {
+        let now = self.now;
         self.trace(TraceEvent::Dequeue, l, &pkt, None);
         self.hops += 1;
         let link = &mut self.links[l];
@@ -913,10 +970,29 @@ impl Simulator {
         self.arrive(pkt, to);
     }
 
+    /// One more packet in the network; past the ceiling the run stops after this event.
+    #[inline]
+    fn count_sent(&mut self) {
+        self.in_network += 1;
+        if self.in_network > self.limits.max_packets_in_network {
+            self.packet_ceiling();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn packet_ceiling(&mut self) {
+        self.stuck.get_or_insert(SimError::PacketCeiling {
+            packets: self.limits.max_packets_in_network,
+            at: self.now,
+        });
+    }
+
     /// A packet a policy created enters the network at its source node.
     fn send_created(&mut self, mut pkt: Packet) {
         pkt.uid = self.next_uid;
         self.next_uid += 1;
+        self.count_sent();
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;

@@ -343,3 +343,77 @@ fn per_bin_series_and_queue_occupancy() {
     assert!(res.flows[0].forward.dropped(DropCause::Queue) > 0);
     assert_eq!(PacketKind::Cbr.ns2_name(), "cbr");
 }
+
+/// Runaway inputs end with an error naming the cause: a CBR rate finer than the clock, too
+/// many flows, an event budget, too many packets held in the network.
+#[test]
+fn limits_end_runs_with_errors_that_name_the_cause() {
+    use netsim::{DropTailConfig, Limits, QueueConfig, SimError};
+    // 10^15 b/s with 1000-byte packets: a packet every 8 ps, below the 1-ns clock.
+    let mut net = NetworkBuilder::new(1);
+    let n = chain(&mut net, 1);
+    cbr_flow(&mut net, n[0], n[1], cbr(1e15, 1000));
+    let e = net.build().unwrap_err();
+    assert_eq!(
+        e,
+        BuildError::RateTooHigh {
+            flow: 0,
+            rate_bps: 1_000_000_000_000_000,
+            packet_size: 1000
+        }
+    );
+    assert!(e.to_string().contains("at most 8000000000000 b/s"), "{e}");
+    // Exactly one packet per nanosecond is still a valid rate.
+    let mut net = NetworkBuilder::new(1);
+    let n = chain(&mut net, 1);
+    cbr_flow(&mut net, n[0], n[1], cbr(8e12, 1000));
+    assert!(net.build().is_ok());
+
+    let mut net = NetworkBuilder::new(1);
+    let n = chain(&mut net, 1);
+    for _ in 0..3 {
+        cbr_flow(&mut net, n[0], n[1], cbr(1e5, 210));
+    }
+    net.limits(Limits {
+        max_flows: 2,
+        ..Limits::default()
+    });
+    assert_eq!(
+        net.build().unwrap_err(),
+        BuildError::TooManyFlows { flows: 3, limit: 2 }
+    );
+
+    // A budget of 50 events stops a 1-s run that needs hundreds.
+    let mut net = NetworkBuilder::new(1);
+    let n = chain(&mut net, 2);
+    cbr_flow(&mut net, n[0], n[2], cbr(1e6, 210));
+    net.limits(Limits {
+        max_events: 50,
+        ..Limits::default()
+    });
+    match net.build().unwrap().run(secs(1.0)) {
+        Err(SimError::EventBudget { events: 50, at }) => assert!(at < secs(1.0)),
+        other => panic!("expected the event budget to run out, got {other:?}"),
+    }
+
+    // 10 Mb/s into 1 Mb/s behind a 100,000-packet queue: the backlog crosses a ceiling of 100.
+    let mut net = NetworkBuilder::new(1);
+    let a = net.add_node("a");
+    let b = net.add_node("b");
+    let big = QueueConfig::DropTail(DropTailConfig {
+        limit: 100_000,
+        ..DropTailConfig::default()
+    });
+    net.add_duplex_link(a, b, LinkConfig::new(1_000_000, ms(1)).with_queue(big));
+    cbr_flow(&mut net, a, b, cbr(1e7, 1000));
+    net.limits(Limits {
+        max_packets_in_network: 100,
+        ..Limits::default()
+    });
+    match net.build().unwrap().run(secs(1.0)) {
+        Err(e @ SimError::PacketCeiling { packets: 100, .. }) => {
+            assert!(e.to_string().contains("more than 100 packets"), "{e}")
+        }
+        other => panic!("expected the packet ceiling, got {other:?}"),
+    }
+}

@@ -37,6 +37,8 @@ pub struct Scenario {
     pub warmup: Duration,
     /// `sample_interval`: time-series bin width.
     pub sample_interval: Duration,
+    /// `max_events`: the run stops with an error after this many events (default: no budget).
+    pub max_events: Option<u64>,
     /// Nodes, implied by link endpoints, in order of first appearance.
     pub nodes: Vec<Node>,
     /// Links, from `[topology]` first, then `[[links]]`.

@@ -223,6 +223,18 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         Some(s) => *s.get_ref() as u64,
         None => 1,
     };
+    let max_events = match &raw.max_events {
+        Some(m) if *m.get_ref() <= 0 => {
+            cx.err(
+                m.span(),
+                "`max_events` is not positive",
+                "an event budget ≥ 1".to_string(),
+            );
+            None
+        }
+        Some(m) => Some(*m.get_ref() as u64),
+        None => None,
+    };
     let warmup = raw
         .warmup
         .as_ref()
@@ -372,13 +384,14 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             adj[l.to].push(l.from);
         }
     }
+    let reach = Reach::new(adj);
 
     // Flows.
     let mut flows: Vec<Flow> = Vec::new();
     let mut flow_names: HashMap<String, ()> = HashMap::new();
     for f in &raw.flows {
         let f = f.get_ref();
-        if let Some(flow) = flow_spec(&mut cx, f, &nodes, &adj, duration) {
+        if let Some(flow) = flow_spec(&mut cx, f, &nodes, &reach, duration) {
             if flow_names.insert(flow.name.clone(), ()).is_some() {
                 cx.err(
                     f.name.span(),
@@ -592,6 +605,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         seed,
         warmup,
         sample_interval,
+        max_events,
         nodes: nodes
             .names
             .iter()
@@ -1434,6 +1448,81 @@ fn expand_topology(
     }
 }
 
+/// Which nodes reach each other. A flow needs a path both ways (data, then ACKs or feedback),
+/// that is both endpoints in one strongly connected component; labelling the components once
+/// keeps the check linear in nodes and links, where a search per flow was quadratic in a
+/// scenario with thousands of flows. A search runs only to word the error of a flow that fails.
+struct Reach {
+    adj: Vec<Vec<usize>>,
+    component: Vec<usize>,
+}
+
+impl Reach {
+    fn new(adj: Vec<Vec<usize>>) -> Reach {
+        let component = strong_components(&adj);
+        Reach { adj, component }
+    }
+
+    fn both_ways(&self, a: usize, b: usize) -> bool {
+        self.component[a] == self.component[b]
+    }
+}
+
+/// Strongly connected component labels (Kosaraju's algorithm, iterative so that a long chain
+/// of nodes cannot overflow the stack).
+fn strong_components(adj: &[Vec<usize>]) -> Vec<usize> {
+    let n = adj.len();
+    // Pass 1: nodes in order of DFS completion.
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for s in 0..n {
+        if seen[s] {
+            continue;
+        }
+        seen[s] = true;
+        stack.push((s, 0));
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            if let Some(&w) = adj[v].get(i) {
+                top.1 += 1;
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push((w, 0));
+                }
+            } else {
+                order.push(v);
+                stack.pop();
+            }
+        }
+    }
+    // Pass 2: on the reversed graph, in reverse completion order, each search is a component.
+    let mut radj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (v, out) in adj.iter().enumerate() {
+        for &w in out {
+            radj[w].push(v);
+        }
+    }
+    let mut component = vec![usize::MAX; n];
+    let mut todo = Vec::new();
+    for (c, &s) in order.iter().rev().enumerate() {
+        if component[s] != usize::MAX {
+            continue;
+        }
+        component[s] = c;
+        todo.push(s);
+        while let Some(v) = todo.pop() {
+            for &w in &radj[v] {
+                if component[w] == usize::MAX {
+                    component[w] = c;
+                    todo.push(w);
+                }
+            }
+        }
+    }
+    component
+}
+
 fn reachable(adj: &[Vec<usize>], from: usize, to: usize) -> bool {
     let mut seen = vec![false; adj.len()];
     let mut q = VecDeque::from([from]);
@@ -1456,7 +1545,7 @@ fn flow_spec(
     cx: &mut Ctx<'_>,
     f: &RawFlow,
     nodes: &NodeTable,
-    adj: &[Vec<usize>],
+    reach: &Reach,
     duration: Duration,
 ) -> Option<Flow> {
     let name = f.name.get_ref().trim().to_string();
@@ -1563,7 +1652,9 @@ fn flow_spec(
                 ),
                 "two different nodes".to_string(),
             );
-        } else if !reachable(adj, a, b) {
+        } else if reach.both_ways(a, b) {
+            // The usual case, answered without a search.
+        } else if !reachable(&reach.adj, a, b) {
             cx.err(
                 f.to.span(),
                 format!(
@@ -1573,7 +1664,7 @@ fn flow_spec(
                 ),
                 "links that connect the flow's endpoints".to_string(),
             );
-        } else if !reachable(adj, b, a) {
+        } else if !reachable(&reach.adj, b, a) {
             cx.err(
                 f.from.span(),
                 format!(
@@ -1867,4 +1958,37 @@ fn variant_params(v: tfrc::variants::Variant) -> String {
         })
         .collect();
     format!("a parameter of {}, each once: {}", info.name, ps.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Same component ⇔ a path both ways, on random directed graphs (a small LCG keeps the
+    /// crate free of a random-number dependency).
+    #[test]
+    fn components_agree_with_searches() {
+        let mut x: u64 = 15;
+        let mut next = |m: usize| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        for _ in 0..200 {
+            let n = 1 + next(30);
+            let mut adj = vec![Vec::new(); n];
+            for _ in 0..next(3 * n + 1) {
+                let (a, b) = (next(n), next(n));
+                adj[a].push(b);
+            }
+            let reach = Reach::new(adj.clone());
+            for a in 0..n {
+                for b in 0..n {
+                    let want = reachable(&adj, a, b) && reachable(&adj, b, a);
+                    assert_eq!(reach.both_ways(a, b), want, "{a} {b} in {adj:?}");
+                }
+            }
+        }
+    }
 }

@@ -17,6 +17,7 @@ pub struct RawScenario {
     pub seed: Option<Spanned<i64>>,
     pub warmup: Option<Spanned<Value>>,
     pub sample_interval: Option<Spanned<Value>>,
+    pub max_events: Option<Spanned<i64>>,
     pub topology: Option<Spanned<RawTopology>>,
     #[serde(default)]
     pub nodes: Vec<RawNode>,

@@ -789,3 +789,26 @@ fn cubic_profile_errors_are_located() {
         "\"cubic\"",
     );
 }
+
+#[test]
+fn max_events_is_a_positive_budget() {
+    assert_eq!(Scenario::parse("good.toml", GOOD).unwrap().max_events, None);
+    let text = GOOD.replace(
+        "sample_interval = \"500ms\"",
+        "sample_interval = \"500ms\"\nmax_events = 1000",
+    );
+    assert_eq!(
+        Scenario::parse("good.toml", &text).unwrap().max_events,
+        Some(1000)
+    );
+    let text = GOOD.replace(
+        "sample_interval = \"500ms\"",
+        "sample_interval = \"500ms\"\nmax_events = 0",
+    );
+    one(
+        &text,
+        line_of(&text, "max_events"),
+        "`max_events` is not positive",
+        "≥ 1",
+    );
+}

@@ -624,6 +624,8 @@ impl<'a> Writer<'a> {
             seed,
             warmup: _,
             sample_interval: _,
+            // A budget only stops a runaway run; NS-2 has none.
+            max_events: _,
             nodes,
             links: _,
             flows,

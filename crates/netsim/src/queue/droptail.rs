@@ -85,6 +85,18 @@ impl DropTail {
         })
     }
 
+    /// Whether `enqueue(pkt)` followed by `dequeue()` would hand `pkt` straight back: the
+    /// queue is empty and would accept it.
+    #[inline]
+    pub fn passes_through(&self, pkt: &Packet) -> bool {
+        self.q.is_empty()
+            && if self.cfg.in_bytes {
+                u64::from(pkt.size) < u64::from(self.cfg.limit) * u64::from(self.cfg.mean_pktsize)
+            } else {
+                1 < u64::from(self.cfg.limit)
+            }
+    }
+
     /// The next packet to transmit.
     pub fn dequeue(&mut self) -> Option<Packet> {
         let p = self.q.pop_front()?;

@@ -68,6 +68,18 @@ impl Queue {
         }
     }
 
+    /// Whether a packet arriving at an idle link would go through this queue untouched
+    /// (`enqueue` then `dequeue` give it back and leave no state behind), so the link can
+    /// transmit it at once. Only an empty DropTail that accepts it: RED updates its average
+    /// on every arrival.
+    #[inline]
+    pub fn passes_through(&self, pkt: &Packet) -> bool {
+        match self {
+            Queue::DropTail(q) => q.passes_through(pkt),
+            Queue::Red(_) => false,
+        }
+    }
+
     /// The next packet to transmit, called when the link becomes free.
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
         match self {
