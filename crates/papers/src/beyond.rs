@@ -92,15 +92,6 @@ const SETTINGS: [Setting; 4] = [
 /// The reproduction beyond the seeds.
 pub struct Beyond;
 
-fn jain2(a: f64, b: f64) -> f64 {
-    let s = a * a + b * b;
-    if s > 0.0 {
-        (a + b) * (a + b) / (2.0 * s)
-    } else {
-        0.0
-    }
-}
-
 /// Throughputs (Mb/s) of the TFRC and the TCP flow of a run.
 fn pair(r: &RunResult, tfrc: &str, tcp: &str) -> Result<(f64, f64), String> {
     Ok((
@@ -170,7 +161,7 @@ impl Paper for Beyond {
                 let q = |f: fn(f64, f64) -> f64| {
                     results.per_seed(id, v, |r| pair(r, tfrc, tcp).map(|(a, b)| f(a, b)))
                 };
-                let jain = q(jain2)?;
+                let jain = q(|a, b| lab::metrics::jain(&[a, b]))?;
                 let drops = results.per_seed(id, v, |r| Ok(r.flow(tcp)?.dropped_packets as f64))?;
                 tcp_drops += drops.iter().sum::<f64>();
                 t.row(vec![
@@ -266,12 +257,5 @@ mod tests {
                 .replace("variant = \"tahoe\"", &format!("variant = \"{v}\""));
             scenario::Scenario::parse("tfrc-vs-tcp.toml", &text).expect("variant parses");
         }
-    }
-
-    #[test]
-    fn jain_of_equal_shares_is_one() {
-        assert_eq!(jain2(1.0, 1.0), 1.0);
-        assert_eq!(jain2(1.0, 0.0), 0.5);
-        assert_eq!(jain2(0.0, 0.0), 0.0);
     }
 }

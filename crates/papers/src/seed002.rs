@@ -23,6 +23,7 @@ use super::{
     estimate, relative_change, Budget, Claim, Config, DataTable, Direction, Experiment, Paper,
     PaperReport, ReportSection, Results, RunResult, Value,
 };
+use lab::metrics::jain;
 use lab::stats::MeanCi;
 use report::{ErrorBarChart, ErrorPoint, Verdict};
 
@@ -169,16 +170,6 @@ fn kbps(r: &RunResult, flow: &str) -> Result<f64, String> {
     Ok(r.flow(flow)?.throughput_bps / 1e3)
 }
 
-/// Jain's index of two throughputs.
-fn jain2(a: f64, b: f64) -> f64 {
-    let s = a * a + b * b;
-    if s > 0.0 {
-        (a + b) * (a + b) / (2.0 * s)
-    } else {
-        0.0
-    }
-}
-
 /// The per-run quantities of the paper's layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Q {
@@ -203,7 +194,7 @@ impl Q {
                     f64::NAN
                 }
             }
-            Q::Jain => jain2(a, b),
+            Q::Jain => jain(&[a, b]),
         })
     }
 }
@@ -905,8 +896,8 @@ mod tests {
         assert!(cs.iter().any(
             |c| c.id == "ns2-improved" && c.set.iter().any(|(k, _)| k == "flows.tfrc.variants")
         ));
-        assert_eq!(jain2(1.0, 1.0), 1.0);
-        assert!((jain2(1.73, 1.0) - 0.934).abs() < 1e-3);
-        assert_eq!(jain2(0.0, 0.0), 0.0);
+        assert_eq!(jain(&[1.0, 1.0]), 1.0);
+        assert!((jain(&[1.73, 1.0]) - 0.934).abs() < 1e-3);
+        assert_eq!(jain(&[0.0, 0.0]), 0.0);
     }
 }
