@@ -14,7 +14,7 @@ use crate::packet::{Direction, FlowId, NodeId};
 use crate::policy::{HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
 use crate::queue::Queue;
 use crate::rng::{stream, Component};
-use crate::sim::{Account, AgentSlot, FlowState, LinkChange, Simulator};
+use crate::sim::{Account, AgentSlot, FlowState, Limits, LinkChange, Simulator};
 use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
 use crate::trace::{TraceFormat, TraceNames, Tracer};
 use crate::wireless::Wireless;
@@ -56,32 +56,6 @@ pub enum BuildError {
         /// The ceiling.
         limit: usize,
     },
-}
-
-/// Ceilings that end a run with an error naming the cause instead of letting it exhaust time
-/// or memory ([`NetworkBuilder::limits`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Events a run may process before it stops with [`crate::SimError::EventBudget`]
-    /// (default: no budget).
-    pub max_events: u64,
-    /// Flows a network may have (default 1,000,000: each costs a few KiB of agent and
-    /// statistics state before it sends anything).
-    pub max_flows: usize,
-    /// Packets that may be in the network at once (queued, transmitting, propagating or in a
-    /// host stage) before the run stops with [`crate::SimError::PacketCeiling`] (default
-    /// 2^24, about 2.5 GiB of packets; no finite queue configuration reaches it).
-    pub max_packets_in_network: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_events: u64::MAX,
-            max_flows: 1_000_000,
-            max_packets_in_network: 1 << 24,
-        }
-    }
 }
 
 impl fmt::Display for BuildError {

@@ -27,13 +27,13 @@ pub mod testing;
 pub mod trace;
 pub mod wireless;
 
-pub use builder::{BuildError, Limits, NetworkBuilder};
+pub use builder::{BuildError, NetworkBuilder};
 pub use link::{LinkConfig, LinkId, LinkSettings, LinkUpdate};
 pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
 pub use policy::{Marking, NodePolicy, ProtectionCost, TtlExpiry};
 pub use queue::{DropTailConfig, QueueConfig, RedConfig};
-pub use sim::{Account, FlowResults, LinkResults, RunResults, SimError, Simulator};
+pub use sim::{Account, FlowResults, Limits, LinkResults, RunResults, SimError, Simulator};
 pub use stats::{DropCause, FlowRecorder, StatsConfig};
 pub use tfrc::Time;
 pub use wireless::WirelessConfig;

@@ -256,6 +256,32 @@ pub struct RunResults {
     pub packet_hops: u64,
 }
 
+/// Ceilings that end a run with an error naming the cause instead of letting it exhaust time
+/// or memory ([`crate::NetworkBuilder::limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Events a run may process before it stops with [`crate::SimError::EventBudget`]
+    /// (default: no budget).
+    pub max_events: u64,
+    /// Flows a network may have (default 1,000,000: each costs a few KiB of agent and
+    /// statistics state before it sends anything).
+    pub max_flows: usize,
+    /// Packets that may be in the network at once (queued, transmitting, propagating or in a
+    /// host stage) before the run stops with [`crate::SimError::PacketCeiling`] (default
+    /// 2^24, about 2.5 GiB of packets; no finite queue configuration reaches it).
+    pub max_packets_in_network: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_events: u64::MAX,
+            max_flows: 1_000_000,
+            max_packets_in_network: 1 << 24,
+        }
+    }
+}
+
 /// A built network, ready to run.
 pub struct Simulator {
     now: Time,
@@ -282,7 +308,7 @@ pub struct Simulator {
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
     stuck: Option<SimError>,
-    limits: crate::builder::Limits,
+    limits: Limits,
     /// Packets sent and neither delivered nor dropped yet.
     in_network: u64,
 }
@@ -310,7 +336,7 @@ impl Simulator {
         changes: Vec<LinkChange>,
         stats: StatsConfig,
         tracer: Option<Tracer>,
-        limits: crate::builder::Limits,
+        limits: Limits,
     ) -> Simulator {
         let routes = Routes::compute(
             names.len(),
