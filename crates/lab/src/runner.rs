@@ -77,7 +77,7 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-fn time(d: Duration) -> Time {
+pub(crate) fn time(d: Duration) -> Time {
     Time::from_nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
@@ -321,6 +321,14 @@ fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -
 
 /// Build the network of `s` (with `seed`), ready to run.
 pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
+    build_with::<netsim::FullStats>(s, opts)
+}
+
+/// [`build`], measuring what `M` says ([`netsim::Metering`]).
+pub fn build_with<M: netsim::Metering>(
+    s: &Scenario,
+    opts: &RunOptions,
+) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
     if let Some(max_events) = s.max_events {
@@ -391,7 +399,9 @@ pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, Link
         b.trace(Box::new(BufWriter::new(f)), *format);
         b.trace_flow_names(s.flows.iter().map(|f| f.name.clone()).collect());
     }
-    let sim = b.build().map_err(|e| RunError::Build(e.to_string()))?;
+    let sim = b
+        .build_with::<M>()
+        .map_err(|e| RunError::Build(e.to_string()))?;
     Ok((sim, link_ids))
 }
 

@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use crate::agent::Agent;
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkConfig, LinkId, LinkSettings, LinkUpdate};
+use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
 use crate::policy::{HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
 use crate::queue::Queue;
 use crate::rng::{stream, Component};
-use crate::sim::{Account, AgentSlot, FlowState, Limits, LinkChange, Simulator};
+use crate::sim::{
+    Account, AgentSlot, FlowState, FullStats, Limits, LinkChange, Metering, Simulator,
+};
 use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
 use crate::trace::{TraceFormat, TraceNames, Tracer};
 use crate::wireless::Wireless;
@@ -427,8 +429,14 @@ impl NetworkBuilder {
         self.limits = limits;
     }
 
-    /// Validate and produce a simulator ready to run.
-    pub fn build(mut self) -> Result<Simulator, BuildError> {
+    /// Validate and produce a simulator ready to run, with every statistic ([`FullStats`]).
+    pub fn build(self) -> Result<Simulator, BuildError> {
+        self.build_with::<FullStats>()
+    }
+
+    /// [`NetworkBuilder::build`], measuring what `M` says ([`Metering`]): `CountersOnly`
+    /// leaves flow recorders and queue gauges out of the event loop.
+    pub fn build_with<M: Metering>(mut self) -> Result<Simulator<M>, BuildError> {
         if self.flows.len() > self.limits.max_flows {
             self.errors.insert(
                 0,
@@ -464,11 +472,7 @@ impl NetworkBuilder {
                         l.cfg.bandwidth_bps as f64,
                         l.cfg.delay.as_secs_f64(),
                     ),
-                    queue_rng: stream(seed, Component::Queue, i),
                     loss: l.cfg.loss.as_ref().map(LossModel::new),
-                    loss_rng: stream(seed, Component::LinkLoss, i),
-                    wireless: l.cfg.wireless.clone().map(Wireless::new),
-                    wireless_rng: stream(seed, Component::Wireless, i),
                     busy: false,
                     tx_done: None,
                     tx_done_lazy: false,
@@ -477,6 +481,12 @@ impl NetworkBuilder {
                     up: true,
                     ttl_expiry: self.ttl_expiry,
                     stats: LinkStats::new(self.stats.bin_width),
+                    cold: Box::new(LinkCold {
+                        queue_rng: stream(seed, Component::Queue, i),
+                        loss_rng: stream(seed, Component::LinkLoss, i),
+                        wireless: l.cfg.wireless.clone().map(Wireless::new),
+                        wireless_rng: stream(seed, Component::Wireless, i),
+                    }),
                 }
             })
             .collect();
@@ -537,7 +547,7 @@ impl NetworkBuilder {
         }
         let nodes = self.nodes.iter().map(|n| n.policy).collect();
         let names = self.nodes.into_iter().map(|n| n.name).collect();
-        Ok(Simulator::new(
+        Ok(Simulator::<M>::new(
             names,
             nodes,
             links,

@@ -22,6 +22,7 @@ pub mod routing;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+mod store;
 #[doc(hidden)]
 pub mod testing;
 pub mod trace;
@@ -33,7 +34,10 @@ pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
 pub use policy::{Marking, NodePolicy, ProtectionCost, TtlExpiry};
 pub use queue::{DropTailConfig, QueueConfig, RedConfig};
-pub use sim::{Account, FlowResults, Limits, LinkResults, RunResults, SimError, Simulator};
+pub use sim::{
+    Account, CountersOnly, FlowResults, FullStats, Limits, LinkResults, Metering, RunResults,
+    SimError, Simulator,
+};
 pub use stats::{DropCause, FlowRecorder, StatsConfig};
 pub use tfrc::Time;
 pub use wireless::WirelessConfig;

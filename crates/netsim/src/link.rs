@@ -13,8 +13,8 @@ use core::time::Duration;
 use rand_chacha::ChaCha8Rng;
 
 use crate::loss::{LossConfig, LossModel};
-use crate::packet::{NodeId, Packet};
-use crate::queue::{Queue, QueueConfig};
+use crate::packet::NodeId;
+use crate::queue::{Queue, QueueConfig, Slot};
 use crate::stats::LinkStats;
 use crate::wireless::{Wireless, WirelessConfig};
 
@@ -96,56 +96,69 @@ pub struct LinkSettings {
     pub loss_rate: Option<f64>,
 }
 
-/// A packet propagating along a link, with the time and scheduler sequence number its arrival
-/// would have had in NS-2 (which schedules the arrival when transmission starts).
-#[derive(Clone, Debug)]
+/// A packet propagating along a link (its handle in the simulator's packet store), with the
+/// time and scheduler sequence number its arrival would have had in NS-2 (which schedules the
+/// arrival when transmission starts).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct InPipe {
-    pub pkt: Packet,
+    pub id: u32,
     pub key: crate::sched::Key,
 }
 
-/// A link direction's run-time state.
+/// A link direction's run-time state. Fields read at every packet-hop come first and stay
+/// inline; the random streams and the wireless model, touched only by RED's early drops,
+/// loss models and wireless hops, are boxed (three ChaCha streams inline made a link 1.6 KB,
+/// so reading `to` for a packet leaving a pipe missed the cache).
 #[derive(Clone, Debug)]
 pub(crate) struct Link {
-    pub from: NodeId,
     pub to: NodeId,
+    /// A transmission is in progress (NS-2 `blocked_`).
+    pub busy: bool,
+    pub up: bool,
+    /// `tx_done` is deferred: not in the scheduler (`Simulator::settle_tx_done`).
+    pub tx_done_lazy: bool,
     pub bandwidth_bps: u64,
     /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
     pub delay_secs: f64,
-    pub queue: Queue,
-    pub queue_rng: ChaCha8Rng,
+    /// The key of the pending transmission-done event, if any.
+    pub tx_done: Option<crate::sched::Key>,
+    /// A wireless frame that will fail every attempt: dropped when the exchange ends.
+    pub lost_in_tx: Option<u32>,
+    pub queue: Queue<Slot>,
+    pub pipe: VecDeque<InPipe>,
     pub loss: Option<LossModel>,
+    pub stats: LinkStats,
+    pub from: NodeId,
+    /// What the TTL check at the end of the link does with an expired packet.
+    pub ttl_expiry: crate::policy::TtlExpiry,
+    pub cold: Box<LinkCold>,
+}
+
+/// The parts of a link the per-hop path does not touch.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkCold {
+    pub queue_rng: ChaCha8Rng,
     pub loss_rng: ChaCha8Rng,
     pub wireless: Option<Wireless>,
     pub wireless_rng: ChaCha8Rng,
-    /// A transmission is in progress (NS-2 `blocked_`).
-    pub busy: bool,
-    /// The key of the pending transmission-done event, if any.
-    pub tx_done: Option<crate::sched::Key>,
-    /// `tx_done` is deferred: not in the scheduler (`Simulator::settle_tx_done`).
-    pub tx_done_lazy: bool,
-    /// A wireless frame that will fail every attempt: dropped when the exchange ends.
-    pub lost_in_tx: Option<Packet>,
-    pub pipe: VecDeque<InPipe>,
-    pub up: bool,
-    /// What the TTL check at the end of the link does with an expired packet.
-    pub ttl_expiry: crate::policy::TtlExpiry,
-    pub stats: LinkStats,
+}
+
+/// Serialisation time of `size` bytes at `bandwidth_bps`, rounded to the nearest nanosecond
+/// (for wireless exchanges; wired transmissions use NS-2's double-precision time directly).
+pub(crate) fn tx_ns(bandwidth_bps: u64, size: u32) -> u64 {
+    let bw = u128::from(bandwidth_bps.max(1));
+    let num = u128::from(size) * 8 * 1_000_000_000;
+    u64::try_from((num + bw / 2) / bw).unwrap_or(u64::MAX)
 }
 
 impl Link {
-    /// Serialisation time of `size` bytes, rounded to the nearest nanosecond.
-    pub fn tx_ns(&self, size: u32) -> u64 {
-        let bw = u128::from(self.bandwidth_bps.max(1));
-        let num = u128::from(size) * 8 * 1_000_000_000;
-        u64::try_from((num + bw / 2) / bw).unwrap_or(u64::MAX)
-    }
-
-    /// Every packet held by the link: waiting, in a failing wireless exchange, propagating.
-    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+    /// The handles of every packet the link holds: waiting, in a failing wireless exchange,
+    /// propagating.
+    pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
         self.queue
             .iter()
-            .chain(self.lost_in_tx.iter())
-            .chain(self.pipe.iter().map(|p| &p.pkt))
+            .map(|s| s.id)
+            .chain(self.lost_in_tx)
+            .chain(self.pipe.iter().map(|p| p.id))
     }
 }

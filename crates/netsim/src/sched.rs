@@ -34,6 +34,7 @@ pub struct Key {
 }
 
 impl PartialEq for Key {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
@@ -42,6 +43,7 @@ impl PartialEq for Key {
 impl Eq for Key {}
 
 impl Ord for Key {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         self.time
             .cmp(&other.time)
@@ -51,6 +53,7 @@ impl Ord for Key {
 }
 
 impl PartialOrd for Key {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
@@ -360,7 +363,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Where the earliest event is: `Some(bucket)` in the wheel, `None` in the far heap.
-    #[inline]
+    #[inline(always)]
     fn select(&mut self) -> Option<Option<usize>> {
         self.refill();
         if let Some(top) = self.far.peek() {

@@ -22,10 +22,12 @@ use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
 use crate::policy::{HostStage, Marking, NodePolicy};
+use crate::queue::Slot;
 use crate::routing::Routes;
 pub(crate) use crate::sched::Key;
 use crate::sched::{time_from_secs, EventQueue};
 use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
+use crate::store::PacketStore;
 use crate::trace::{TraceEvent, TraceLine, Tracer};
 use crate::Time;
 
@@ -282,8 +284,61 @@ impl Default for Limits {
     }
 }
 
-/// A built network, ready to run.
-pub struct Simulator {
+/// What a run measures beyond packet conservation and link counters, chosen when the network
+/// is built ([`crate::NetworkBuilder::build_with`]). It is a type parameter, not a flag: the
+/// statistics a run does not ask for are compiled out of its event loop (a run-time switch
+/// read per packet made the loop slower, not faster).
+pub trait Metering: sealed::Sealed + 'static {
+    /// Feed the per-flow recorders ([`crate::stats::FlowRecorder`]: windowed counters, time
+    /// series, delay and jitter statistics).
+    const FLOWS: bool;
+    /// Integrate the time-weighted queue occupancy of every link
+    /// ([`crate::stats::LinkStats::queue_packets`], `queue_bytes`).
+    const QUEUES: bool;
+
+    /// [`Simulator::run`]. Implemented here, for each concrete metering, so that the event
+    /// loop is compiled inside this crate (where its helpers inline) rather than in every
+    /// crate that runs a simulator.
+    #[doc(hidden)]
+    fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError>
+    where
+        Self: Sized;
+}
+
+/// Every statistic: what `run`, `sweep` and `reproduce` need. The default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FullStats;
+
+/// Packet conservation ([`Account`]: sent, delivered and dropped per flow, direction and
+/// cause) and link counters only; flow recorders and queue gauges stay empty. For benchmarks
+/// and for users who need only totals.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CountersOnly;
+
+impl Metering for FullStats {
+    const FLOWS: bool = true;
+    const QUEUES: bool = true;
+    fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError> {
+        sim.run_loop(until)
+    }
+}
+
+impl Metering for CountersOnly {
+    const FLOWS: bool = false;
+    const QUEUES: bool = false;
+    fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError> {
+        sim.run_loop(until)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::FullStats {}
+    impl Sealed for super::CountersOnly {}
+}
+
+/// A built network, ready to run, measuring what `M` says.
+pub struct Simulator<M: Metering = FullStats> {
     now: Time,
     /// NS-2's double-precision clock for the current event.
     now_secs: f64,
@@ -295,6 +350,8 @@ pub struct Simulator {
     /// Each node's policy for the packets it forwards.
     nodes: Vec<NodePolicy>,
     links: Vec<Link>,
+    /// Packets in the network; links and queues hold their handles.
+    store: PacketStore,
     routes: Routes,
     agents: Vec<AgentSlot>,
     flows: Vec<FlowState>,
@@ -311,9 +368,10 @@ pub struct Simulator {
     limits: Limits,
     /// Packets sent and neither delivered nor dropped yet.
     in_network: u64,
+    metering: std::marker::PhantomData<M>,
 }
 
-impl fmt::Debug for Simulator {
+impl<M: Metering> fmt::Debug for Simulator<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Simulator")
             .field("now", &self.now)
@@ -324,7 +382,7 @@ impl fmt::Debug for Simulator {
     }
 }
 
-impl Simulator {
+impl<M: Metering> Simulator<M> {
     /// Assemble a validated network and schedule its start.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -337,7 +395,7 @@ impl Simulator {
         stats: StatsConfig,
         tracer: Option<Tracer>,
         limits: Limits,
-    ) -> Simulator {
+    ) -> Simulator<M> {
         let routes = Routes::compute(
             names.len(),
             &links
@@ -358,6 +416,7 @@ impl Simulator {
             names,
             nodes,
             links,
+            store: PacketStore::default(),
             routes,
             agents,
             flows,
@@ -373,6 +432,7 @@ impl Simulator {
             stuck: None,
             limits,
             in_network: 0,
+            metering: std::marker::PhantomData,
         };
         // Like a Tcl script's `$ns at` lines: flow starts and stops in flow order, then link
         // changes, all before any packet event.
@@ -450,7 +510,7 @@ impl Simulator {
     }
 
     /// The RED state of a link's queue, if it is RED.
-    pub fn red(&self, link: LinkId) -> Option<&crate::queue::Red> {
+    pub fn red(&self, link: LinkId) -> Option<&crate::queue::Red<Slot>> {
         self.links.get(link as usize)?.queue.as_red()
     }
 
@@ -480,6 +540,10 @@ impl Simulator {
     /// `finish` at that time exits; an event whose NS-2 double-precision time is just below
     /// `until` does), check packet conservation, and report. Calling it again continues.
     pub fn run(&mut self, until: Time) -> Result<RunResults, SimError> {
+        M::run(self, until)
+    }
+
+    fn run_loop(&mut self, until: Time) -> Result<RunResults, SimError> {
         let until_secs = secs(until);
         // Stop at `until`, but run an event NS-2's double clock puts just before it (a CBR
         // timer at 4.9999999999 s rounds to 5 s here).
@@ -656,14 +720,14 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
-        if metered(&pkt) {
+        if M::FLOWS && metered(&pkt) {
             f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
         }
         if self.agents[idx].egress.holds(&pkt) {
             self.enter_stage(idx, pkt, true);
             return;
         }
-        self.arrive(pkt, node);
+        self.enter(pkt, node);
     }
 
     /// Queue `pkt` in the agent's outgoing (`egress`) or incoming host stage.
@@ -698,7 +762,7 @@ impl Simulator {
         }
         if egress {
             let node = self.agents[idx].node;
-            self.arrive(pkt, node);
+            self.enter(pkt, node);
         } else {
             self.hand_over(idx, pkt);
         }
@@ -706,18 +770,34 @@ impl Simulator {
 
     // ---- forwarding ---------------------------------------------------------------------
 
-    /// A packet is at `node`: deliver it, or forward it on the next-hop link.
-    fn arrive(&mut self, mut pkt: Packet, node: NodeId) {
+    /// A packet enters the network at `node` (from an agent, a host stage or a policy).
+    fn enter(&mut self, pkt: Packet, node: NodeId) {
         if node == pkt.dst {
             self.deliver(pkt, node);
             return;
         }
+        let id = self.store.insert(pkt);
+        self.forward(id, node);
+    }
+
+    /// The packet `id` is at `node`: deliver it, or forward it on the next-hop link.
+    fn arrive(&mut self, id: u32, node: NodeId) {
+        if node == self.store[id].dst {
+            let pkt = self.store.remove(id);
+            self.deliver(pkt, node);
+            return;
+        }
+        self.forward(id, node);
+    }
+
+    fn forward(&mut self, id: u32, node: NodeId) {
+        let pkt = &mut self.store[id];
         if let Some(p) = self.nodes.get(node as usize) {
-            p.on_forward(&mut pkt, node);
+            p.on_forward(pkt, node);
         }
         match self.routes.next_link(node, pkt.dst) {
-            Some(l) => self.enqueue(l as usize, pkt),
-            None => self.drop_packet(None, pkt, DropCause::Down),
+            Some(l) => self.enqueue(l as usize, id),
+            None => self.drop_id(None, id, DropCause::Down),
         }
     }
 
@@ -741,13 +821,19 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
-        if metered(&pkt) {
+        if M::FLOWS && metered(&pkt) {
             f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
                 f.rec[d].on_exposed(self.now);
             }
         }
         self.call_agent(idx, move |a, ctx| a.on_packet(pkt, ctx));
+    }
+
+    /// Drop a packet held in the store.
+    fn drop_id(&mut self, link: Option<usize>, id: u32, cause: DropCause) {
+        let pkt = self.store.remove(id);
+        self.drop_packet(link, pkt, cause);
     }
 
     fn drop_packet(&mut self, link: Option<usize>, pkt: Packet, cause: DropCause) {
@@ -759,7 +845,7 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].dropped[cause.index()] += 1;
-        if metered(&pkt) {
+        if M::FLOWS && metered(&pkt) {
             f.rec[d].on_dropped(self.now, cause);
         }
         // Only payload-carrying data packets: their sequence numbers are the ones a TFRC
@@ -778,6 +864,9 @@ impl Simulator {
     }
 
     fn note_queue_at(&mut self, l: usize, at: Time) {
+        if !M::QUEUES {
+            return;
+        }
         let link = &mut self.links[l];
         let (n, b) = (link.queue.len() as u64, link.queue.byte_len());
         let st = &mut link.stats;
@@ -789,25 +878,33 @@ impl Simulator {
         crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 
-    fn enqueue(&mut self, l: usize, pkt: Packet) {
-        self.trace(TraceEvent::Enqueue, l, &pkt, None);
+    fn enqueue(&mut self, l: usize, id: u32) {
+        self.trace_id(TraceEvent::Enqueue, l, id, None);
         if !self.links[l].up {
-            self.drop_packet(Some(l), pkt, DropCause::Down);
+            self.drop_id(Some(l), id, DropCause::Down);
             return;
         }
         let cur = self.cur;
         self.settle_tx_done(l, |k| k < cur);
         let now = self.now;
+        let pkt = &self.store[id];
+        let slot = Slot {
+            id,
+            size: pkt.size,
+            ect: pkt.ect,
+            ce: false,
+        };
         let link = &mut self.links[l];
-        if !link.busy && link.queue.passes_through(&pkt) {
+        if !link.busy && link.queue.passes_through(&slot) {
             // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
             // update (zero to zero) would do is nothing; transmit at once.
-            self.transmit(l, pkt);
+            self.transmit(l, slot);
             return;
         }
-        let dropped = link.queue.enqueue(pkt, now, &mut link.queue_rng);
+        let dropped = link.queue.enqueue(slot, now, &mut link.cold.queue_rng);
         if let Some(d) = dropped {
-            self.drop_packet(Some(l), d.pkt, d.cause);
+            let id = self.unslot(d.pkt);
+            self.drop_id(Some(l), id, d.cause);
         }
         // NS-2 Queue::recv: an idle link takes the packet at once.
         if !self.links[l].busy {
@@ -860,39 +957,54 @@ impl Simulator {
     /// The link is free: start the next transmission, if a packet waits.
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
-        let Some(pkt) = self.links[l].queue.dequeue(now) else {
+        let Some(slot) = self.links[l].queue.dequeue(now) else {
             self.links[l].busy = false;
             self.note_queue(l);
             return;
         };
         self.note_queue(l);
-        self.transmit(l, pkt);
+        self.transmit(l, slot);
     }
 
-    /// `pkt` left the link's queue: occupy the link for its transmission, then propagate it.
-    fn transmit(&mut self, l: usize, pkt: Packet) {
+    /// A packet leaves a queue: a mark the queue set reaches the packet.
+    #[inline]
+    fn unslot(&mut self, s: Slot) -> u32 {
+        if s.ce {
+            self.store[s.id].ce = true;
+        }
+        s.id
+    }
+
+    /// The packet in `slot` left the link's queue: occupy the link for its transmission, then
+    /// propagate it.
+    fn transmit(&mut self, l: usize, slot: Slot) {
         let now = self.now;
-        self.trace(TraceEvent::Dequeue, l, &pkt, None);
+        let id = self.unslot(slot);
+        self.trace_id(TraceEvent::Dequeue, l, id, None);
         self.hops += 1;
+        let size = slot.size;
         let link = &mut self.links[l];
         link.busy = true;
         link.stats.tx_packets += 1;
-        link.stats.tx_bytes += u64::from(pkt.size);
-        let tx = link.tx_ns(pkt.size);
-        let (busy, delivered) = match &mut link.wireless {
-            Some(w) => {
-                let e = w.exchange(&pkt, tx, &mut link.wireless_rng);
-                link.stats.attempts += u64::from(e.attempts);
-                (e.busy_ns, e.delivered)
-            }
-            None => (tx, true),
-        };
+        link.stats.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
         // at clock + (txtime + delay), the queue's resume at clock + txtime.
-        let txt = if busy == tx {
-            8.0 * f64::from(pkt.size) / link.bandwidth_bps as f64
-        } else {
-            busy as f64 / 1e9
+        let wired = 8.0 * f64::from(size) / link.bandwidth_bps as f64;
+        let bandwidth = link.bandwidth_bps;
+        let c = &mut *link.cold;
+        let (txt, delivered) = match &mut c.wireless {
+            Some(w) => {
+                let tx = crate::link::tx_ns(bandwidth, size);
+                let e = w.exchange(&self.store[id], tx, &mut c.wireless_rng);
+                link.stats.attempts += u64::from(e.attempts);
+                let txt = if e.busy_ns == tx {
+                    wired
+                } else {
+                    e.busy_ns as f64 / 1e9
+                };
+                (txt, e.delivered)
+            }
+            None => (wired, true),
         };
         let done_secs = self.now_secs + txt;
         let arrival_secs = self.now_secs + (txt + link.delay_secs);
@@ -916,18 +1028,18 @@ impl Simulator {
                 // The delay was shortened: this packet overtakes some still propagating (the
                 // event of the head it displaces turns stale and is ignored).
                 let at = link.pipe.partition_point(|p| p.key < key);
-                link.pipe.insert(at, InPipe { pkt, key });
+                link.pipe.insert(at, InPipe { id, key });
                 if at == 0 {
                     self.heap.push(key, Event::PipeHead(l as u32));
                 }
             } else {
-                link.pipe.push_back(InPipe { pkt, key });
+                link.pipe.push_back(InPipe { id, key });
                 if link.pipe.len() == 1 {
                     self.heap.push(key, Event::PipeHead(l as u32));
                 }
             }
         } else {
-            link.lost_in_tx = Some(pkt);
+            link.lost_in_tx = Some(id);
         }
         let key = Key {
             time: done,
@@ -952,8 +1064,8 @@ impl Simulator {
         }
         link.tx_done = None;
         link.tx_done_lazy = false;
-        if let Some(p) = link.lost_in_tx.take() {
-            self.drop_packet(Some(l), p, DropCause::Link);
+        if let Some(id) = link.lost_in_tx.take() {
+            self.drop_id(Some(l), id, DropCause::Link);
         }
         self.start_tx(l);
     }
@@ -966,7 +1078,7 @@ impl Simulator {
             Some(p) if p.key == key => {}
             _ => return, // flushed by a link failure
         }
-        let Some(InPipe { mut pkt, .. }) = link.pipe.pop_front() else {
+        let Some(InPipe { id, .. }) = link.pipe.pop_front() else {
             return;
         };
         if let Some(next) = link.pipe.front() {
@@ -975,25 +1087,25 @@ impl Simulator {
         let link = &mut self.links[l];
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
         if let Some(m) = &mut link.loss {
-            if m.lose(&pkt, &mut link.loss_rng) {
-                self.drop_packet(Some(l), pkt, DropCause::Link);
+            if m.lose(&self.store[id], &mut link.cold.loss_rng) {
+                self.drop_id(Some(l), id, DropCause::Link);
                 return;
             }
         }
         // TTLChecker: ttl − 1 ≤ 0 drops; the link's policy may send a notice back.
+        let to = link.to;
+        let pkt = &mut self.store[id];
         if pkt.ttl <= 1 {
-            let at = self.links[l].to;
-            let notice = self.links[l].ttl_expiry.notice(&pkt, at, self.now);
-            self.drop_packet(Some(l), pkt, DropCause::Ttl);
+            let notice = link.ttl_expiry.notice(pkt, to, self.now);
+            self.drop_id(Some(l), id, DropCause::Ttl);
             if let Some(n) = notice {
                 self.send_created(n);
             }
             return;
         }
         pkt.ttl -= 1;
-        self.trace(TraceEvent::Receive, l, &pkt, None);
-        let to = self.links[l].to;
-        self.arrive(pkt, to);
+        self.trace_id(TraceEvent::Receive, l, id, None);
+        self.arrive(id, to);
     }
 
     /// One more packet in the network; past the ceiling the run stops after this event.
@@ -1022,9 +1134,11 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
-        f.rec[d].on_sent(self.now, pkt.size, 0);
+        if M::FLOWS {
+            f.rec[d].on_sent(self.now, pkt.size, 0);
+        }
         let at = pkt.src;
-        self.arrive(pkt, at);
+        self.enter(pkt, at);
     }
 
     // ---- link failures ------------------------------------------------------------------
@@ -1052,14 +1166,16 @@ impl Simulator {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
             let now = self.now;
             let link = &mut self.links[l];
-            let mut victims: Vec<Packet> = link.queue.clear(now).into_iter().collect();
+            let slots: Vec<Slot> = link.queue.clear(now).into_iter().collect();
+            let mut victims: Vec<u32> = slots.into_iter().map(|s| self.unslot(s)).collect();
+            let link = &mut self.links[l];
             victims.extend(link.lost_in_tx.take());
-            victims.extend(link.pipe.drain(..).map(|p| p.pkt));
+            victims.extend(link.pipe.drain(..).map(|p| p.id));
             link.busy = false;
             link.tx_done = None;
             link.tx_done_lazy = false;
-            for p in victims {
-                self.drop_packet(Some(l), p, DropCause::Down);
+            for id in victims {
+                self.drop_id(Some(l), id, DropCause::Down);
             }
             self.note_queue(l);
         }
@@ -1113,55 +1229,20 @@ impl Simulator {
     /// branch at the call site; the line itself is built out of line.
     #[inline(always)]
     fn trace(&mut self, ev: TraceEvent, l: usize, pkt: &Packet, cause: Option<DropCause>) {
-        if self.tracer.is_some() {
-            self.trace_line(ev, l, pkt, cause);
+        if let Some(t) = &mut self.tracer {
+            let link = &self.links[l];
+            trace_line(t, self.now, link, &self.flows, &self.agents, ev, pkt, cause);
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn trace_line(&mut self, ev: TraceEvent, l: usize, pkt: &Packet, cause: Option<DropCause>) {
-        let Some(t) = &mut self.tracer else {
-            return;
-        };
-        let link = &self.links[l];
-        let f = &self.flows[pkt.flow as usize];
-        let (sender, receiver) = (
-            &self.agents[2 * pkt.flow as usize],
-            &self.agents[2 * pkt.flow as usize + 1],
-        );
-        let (src_agent, dst_agent, fid) = match pkt.dir {
-            Direction::Forward => (sender, receiver, f.fids.0),
-            Direction::Reverse => (receiver, sender, f.fids.1),
-        };
-        let src_port = if pkt.src == src_agent.node {
-            src_agent.port
-        } else {
-            0
-        };
-        let mut flags = *b"-------";
-        if pkt.ce {
-            flags[4] = b'E';
+    /// [`Simulator::trace`] for a packet in the store.
+    #[inline(always)]
+    fn trace_id(&mut self, ev: TraceEvent, l: usize, id: u32, cause: Option<DropCause>) {
+        if let Some(t) = &mut self.tracer {
+            let link = &self.links[l];
+            let pkt = &self.store[id];
+            trace_line(t, self.now, link, &self.flows, &self.agents, ev, pkt, cause);
         }
-        if pkt.ect {
-            flags[6] = b'N';
-        }
-        t.record(&TraceLine {
-            event: ev,
-            time: self.now,
-            from: link.from,
-            to: link.to,
-            ptype: pkt.kind.ns2_name(),
-            size: pkt.size,
-            flags: std::str::from_utf8(&flags).unwrap_or("-------"),
-            fid,
-            src: (pkt.src, src_port),
-            dst: (pkt.dst, dst_agent.port),
-            seq: pkt.seq,
-            uid: pkt.uid,
-            cause,
-            flow: Some(pkt.flow),
-        });
     }
 
     fn check_accounts(&mut self) -> Result<(), SimError> {
@@ -1170,7 +1251,8 @@ impl Simulator {
             f.acct[1].in_flight = 0;
         }
         for l in &self.links {
-            for p in l.packets() {
+            for id in l.packets() {
+                let p = &self.store[id];
                 self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         }
@@ -1232,6 +1314,59 @@ impl Simulator {
             packet_hops: self.hops,
         }
     }
+}
+
+/// Write one trace line (out of line: tracing is off in most runs).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn trace_line(
+    t: &mut Tracer,
+    now: Time,
+    link: &Link,
+    flows: &[FlowState],
+    agents: &[AgentSlot],
+    ev: TraceEvent,
+    pkt: &Packet,
+    cause: Option<DropCause>,
+) {
+    let f = &flows[pkt.flow as usize];
+    let (sender, receiver) = (
+        &agents[2 * pkt.flow as usize],
+        &agents[2 * pkt.flow as usize + 1],
+    );
+    let (src_agent, dst_agent, fid) = match pkt.dir {
+        Direction::Forward => (sender, receiver, f.fids.0),
+        Direction::Reverse => (receiver, sender, f.fids.1),
+    };
+    let src_port = if pkt.src == src_agent.node {
+        src_agent.port
+    } else {
+        0
+    };
+    let mut flags = *b"-------";
+    if pkt.ce {
+        flags[4] = b'E';
+    }
+    if pkt.ect {
+        flags[6] = b'N';
+    }
+    t.record(&TraceLine {
+        event: ev,
+        time: now,
+        from: link.from,
+        to: link.to,
+        ptype: pkt.kind.ns2_name(),
+        size: pkt.size,
+        flags: std::str::from_utf8(&flags).unwrap_or("-------"),
+        fid,
+        src: (pkt.src, src_port),
+        dst: (pkt.dst, dst_agent.port),
+        seq: pkt.seq,
+        uid: pkt.uid,
+        cause,
+        flow: Some(pkt.flow),
+    });
 }
 
 /// A time in seconds, as NS-2 holds it.

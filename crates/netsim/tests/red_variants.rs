@@ -6,8 +6,8 @@ use core::time::Duration;
 
 use netsim::agents::{CbrConfig, CbrSource, NullSink};
 use netsim::queue::{
-    AdaptiveQ3, AdaptiveRed, DropTailConfig, QueueConfig, Red, RedAverage, RedConfig, RedMaxP,
-    RedThresholds,
+    AdaptiveQ3, AdaptiveRed, DropTailConfig, QueueConfig, Queued, Red, RedAverage, RedConfig,
+    RedMaxP, RedThresholds, Slot,
 };
 use netsim::testing::packet;
 use netsim::{LinkConfig, NetworkBuilder, Simulator, Time};
@@ -110,7 +110,7 @@ prop_compose! {
     }
 }
 
-fn check(r: &Red, cfg: &RedConfig, at: usize) -> Result<(), TestCaseError> {
+fn check<P: Queued>(r: &Red<P>, cfg: &RedConfig, at: usize) -> Result<(), TestCaseError> {
     let avg = r.average();
     prop_assert!(avg.is_finite() && avg >= 0.0, "op {at}: average {avg}");
     if cfg.average == RedAverage::ShewhartEwma {
@@ -213,7 +213,13 @@ fn bottleneck(red: RedConfig, flows: &[(u32, f64)], seed: u64) -> (Simulator, u3
 }
 
 /// Run in steps of `step`, calling `each` with the bottleneck's RED state after every step.
-fn sample(sim: &mut Simulator, link: u32, step: f64, until: f64, mut each: impl FnMut(f64, &Red)) {
+fn sample(
+    sim: &mut Simulator,
+    link: u32,
+    step: f64,
+    until: f64,
+    mut each: impl FnMut(f64, &Red<Slot>),
+) {
     let mut t = step;
     while t <= until + 1e-9 {
         sim.run(Time::from_secs_f64(t)).expect("accounting holds");

@@ -45,19 +45,36 @@ pub struct SimCounters {
 }
 
 /// Run a scenario once, untraced, and report the counters (the body of `bench once`).
-pub fn simulate_once(path: &Path) -> anyhow::Result<SimCounters> {
+pub fn simulate_once(path: &Path, counters_only: bool) -> anyhow::Result<SimCounters> {
     let t0 = Instant::now();
     let s = Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let out = runner::simulate(&s, &RunOptions::default())?;
+    let (results, wall) = if counters_only {
+        run_with::<netsim::CountersOnly>(&s)?
+    } else {
+        run_with::<netsim::FullStats>(&s)?
+    };
     let total = t0.elapsed().as_secs_f64();
     Ok(SimCounters {
         scenario: s.name.clone(),
         duration_s: s.duration.as_secs_f64(),
-        events: out.results.events,
-        packet_hops: out.results.packet_hops,
-        sim_wall_s: out.wall.as_secs_f64(),
-        setup_wall_s: total - out.wall.as_secs_f64(),
+        events: results.events,
+        packet_hops: results.packet_hops,
+        sim_wall_s: wall.as_secs_f64(),
+        setup_wall_s: total - wall.as_secs_f64(),
     })
+}
+
+/// Build and run `s` for its duration, measuring what `M` says; the results and the event
+/// loop's wall time.
+fn run_with<M: netsim::Metering>(
+    s: &Scenario,
+) -> anyhow::Result<(netsim::RunResults, std::time::Duration)> {
+    let (mut sim, _) = runner::build_with::<M>(s, &RunOptions::default())?;
+    let t0 = Instant::now();
+    let results = sim
+        .run(runner::time(s.duration))
+        .map_err(runner::RunError::Sim)?;
+    Ok((results, t0.elapsed()))
 }
 
 /// How to benchmark.
@@ -69,6 +86,10 @@ pub struct Options {
     pub vs_ns2: bool,
     /// The `ns` binary.
     pub ns: PathBuf,
+    /// Time tfrclab with packet conservation and link counters only
+    /// ([`netsim::CountersOnly`]): no flow recorders or queue gauges, as NS-2 untraced keeps
+    /// none.
+    pub counters_only: bool,
 }
 
 impl Default for Options {
@@ -77,6 +98,7 @@ impl Default for Options {
             reps: 3,
             vs_ns2: false,
             ns: PathBuf::from("ns"),
+            counters_only: false,
         }
     }
 }
@@ -255,7 +277,11 @@ pub fn bench_scenario(
             "{}: tfrclab, repetition {rep}/{}",
             s.name, opts.reps
         ));
-        let a = process::measure(&me, &["bench".into(), "once".into(), file.clone()], None)?;
+        let mut once = vec!["bench".to_string(), "once".into(), file.clone()];
+        if opts.counters_only {
+            once.push("--counters-only".into());
+        }
+        let a = process::measure(&me, &once, None)?;
         let counters: SimCounters = serde_json::from_str(a.stdout.trim())
             .map_err(|e| anyhow::anyhow!("tfrclab bench once printed no counters: {e}"))?;
         let b = if opts.vs_ns2 && ns2_error.is_none() {

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use super::Dropped;
+use super::{Dropped, Queued};
 use crate::packet::Packet;
 use crate::stats::DropCause;
 
@@ -31,15 +31,15 @@ impl Default for DropTailConfig {
     }
 }
 
-/// A DropTail queue.
+/// A DropTail queue of `P`s: packets, or the simulator's handles to them ([`Queued`]).
 #[derive(Clone, Debug)]
-pub struct DropTail {
+pub struct DropTail<P = Packet> {
     cfg: DropTailConfig,
-    q: VecDeque<Packet>,
+    q: VecDeque<P>,
     bytes: u64,
 }
 
-impl DropTail {
+impl<P: Queued> DropTail<P> {
     /// An empty queue.
     pub fn new(cfg: DropTailConfig) -> Self {
         DropTail {
@@ -55,23 +55,23 @@ impl DropTail {
     }
 
     /// Offer a packet; returns the packet dropped, if any.
-    pub fn enqueue(&mut self, pkt: Packet) -> Option<Dropped> {
+    pub fn enqueue(&mut self, pkt: P) -> Option<Dropped<P>> {
         // NS-2 DropTail::enque: the waiting queue (the packet in transmission already left it)
         // overflows when len + 1 ≥ limit, or bytes + size ≥ limit · mean_pktsize.
         let full = if self.cfg.in_bytes {
-            self.bytes + u64::from(pkt.size)
+            self.bytes + u64::from(pkt.size())
                 >= u64::from(self.cfg.limit) * u64::from(self.cfg.mean_pktsize)
         } else {
             self.q.len() as u64 + 1 >= u64::from(self.cfg.limit)
         };
         if !full {
-            self.bytes += u64::from(pkt.size);
+            self.bytes += u64::from(pkt.size());
             self.q.push_back(pkt);
             return None;
         }
         if self.cfg.drop_front {
             // NS-2 enqueues the arrival and drops the head.
-            self.bytes += u64::from(pkt.size);
+            self.bytes += u64::from(pkt.size());
             self.q.push_back(pkt);
             let head = self.dequeue()?;
             return Some(Dropped {
@@ -88,19 +88,19 @@ impl DropTail {
     /// Whether `enqueue(pkt)` followed by `dequeue()` would hand `pkt` straight back: the
     /// queue is empty and would accept it.
     #[inline]
-    pub fn passes_through(&self, pkt: &Packet) -> bool {
+    pub fn passes_through(&self, pkt: &P) -> bool {
         self.q.is_empty()
             && if self.cfg.in_bytes {
-                u64::from(pkt.size) < u64::from(self.cfg.limit) * u64::from(self.cfg.mean_pktsize)
+                u64::from(pkt.size()) < u64::from(self.cfg.limit) * u64::from(self.cfg.mean_pktsize)
             } else {
                 1 < u64::from(self.cfg.limit)
             }
     }
 
     /// The next packet to transmit.
-    pub fn dequeue(&mut self) -> Option<Packet> {
+    pub fn dequeue(&mut self) -> Option<P> {
         let p = self.q.pop_front()?;
-        self.bytes -= u64::from(p.size);
+        self.bytes -= u64::from(p.size());
         Some(p)
     }
 
@@ -119,11 +119,11 @@ impl DropTail {
         self.bytes
     }
 
-    pub(super) fn packets(&self) -> &VecDeque<Packet> {
+    pub(super) fn packets(&self) -> &VecDeque<P> {
         &self.q
     }
 
-    pub(super) fn clear(&mut self) -> VecDeque<Packet> {
+    pub(super) fn clear(&mut self) -> VecDeque<P> {
         self.bytes = 0;
         std::mem::take(&mut self.q)
     }

@@ -14,11 +14,68 @@ use crate::packet::Packet;
 use crate::stats::DropCause;
 use crate::Time;
 
+/// What a queue holds: a packet, or the simulator's handle to one, with what queue
+/// disciplines read (size) and may change (the ECN mark).
+pub trait Queued {
+    /// Size on the wire in bytes.
+    fn size(&self) -> u32;
+    /// ECN-capable transport.
+    fn ect(&self) -> bool;
+    /// Set congestion experienced (an AQM that marks instead of dropping).
+    fn mark_ce(&mut self);
+}
+
+impl Queued for Packet {
+    #[inline]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn ect(&self) -> bool {
+        self.ect
+    }
+    #[inline]
+    fn mark_ce(&mut self) {
+        self.ce = true;
+    }
+}
+
+/// A packet as the simulator queues it: a handle into its packet store plus the fields queue
+/// disciplines read, 12 bytes instead of the packet's 128 (queues at 1 Gb/s hold hundreds,
+/// and every enqueue and dequeue moved the whole packet). A mark set while queued is copied
+/// to the packet when it leaves the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Index in the simulator's packet store.
+    pub id: u32,
+    /// Size on the wire in bytes.
+    pub size: u32,
+    /// ECN-capable transport.
+    pub ect: bool,
+    /// Marked congestion experienced while queued.
+    pub ce: bool,
+}
+
+impl Queued for Slot {
+    #[inline]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn ect(&self) -> bool {
+        self.ect
+    }
+    #[inline]
+    fn mark_ce(&mut self) {
+        self.ce = true;
+    }
+}
+
 /// A packet a queue refused or evicted, and why.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Dropped {
+pub struct Dropped<P = Packet> {
     /// The dropped packet.
-    pub pkt: Packet,
+    pub pkt: P,
     /// [`DropCause::Queue`] for overflow, [`DropCause::Aqm`] for an early drop.
     pub cause: DropCause,
 }
@@ -39,19 +96,19 @@ impl Default for QueueConfig {
     }
 }
 
-/// A queue instance.
+/// A queue instance holding `P`s.
 #[derive(Clone, Debug)]
-pub enum Queue {
+pub enum Queue<P = Packet> {
     /// DropTail.
-    DropTail(DropTail),
+    DropTail(DropTail<P>),
     /// RED (boxed: its state is large and links are few).
-    Red(Box<Red>),
+    Red(Box<Red<P>>),
 }
 
-impl Queue {
+impl<P: Queued> Queue<P> {
     /// A queue for a link of `bandwidth_bps` and `delay_secs` (RED derives its parameters from
     /// them, as NS-2 does when the queue is attached to its link).
-    pub fn new(cfg: &QueueConfig, bandwidth_bps: f64, delay_secs: f64) -> Queue {
+    pub fn new(cfg: &QueueConfig, bandwidth_bps: f64, delay_secs: f64) -> Queue<P> {
         match cfg {
             QueueConfig::DropTail(c) => Queue::DropTail(DropTail::new(c.clone())),
             QueueConfig::Red(c) => {
@@ -61,7 +118,7 @@ impl Queue {
     }
 
     /// Offer a packet arriving at `now`; returns the packet dropped, if any.
-    pub fn enqueue(&mut self, pkt: Packet, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped> {
+    pub fn enqueue(&mut self, pkt: P, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped<P>> {
         match self {
             Queue::DropTail(q) => q.enqueue(pkt),
             Queue::Red(q) => q.enqueue(pkt, now, rng),
@@ -73,7 +130,7 @@ impl Queue {
     /// transmit it at once. Only an empty DropTail that accepts it: RED updates its average
     /// on every arrival.
     #[inline]
-    pub fn passes_through(&self, pkt: &Packet) -> bool {
+    pub fn passes_through(&self, pkt: &P) -> bool {
         match self {
             Queue::DropTail(q) => q.passes_through(pkt),
             Queue::Red(_) => false,
@@ -81,7 +138,7 @@ impl Queue {
     }
 
     /// The next packet to transmit, called when the link becomes free.
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time) -> Option<P> {
         match self {
             Queue::DropTail(q) => q.dequeue(),
             Queue::Red(q) => q.dequeue(now),
@@ -110,7 +167,7 @@ impl Queue {
     }
 
     /// The waiting packets, head first.
-    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+    pub fn iter(&self) -> impl Iterator<Item = &P> {
         match self {
             Queue::DropTail(q) => q.packets().iter(),
             Queue::Red(q) => q.packets().iter(),
@@ -118,7 +175,7 @@ impl Queue {
     }
 
     /// Remove every waiting packet (link down: NS-2 resets the queue).
-    pub fn clear(&mut self, now: Time) -> std::collections::VecDeque<Packet> {
+    pub fn clear(&mut self, now: Time) -> std::collections::VecDeque<P> {
         match self {
             Queue::DropTail(q) => q.clear(),
             Queue::Red(q) => q.clear(now),
@@ -135,7 +192,7 @@ impl Queue {
     }
 
     /// The RED state, for inspection.
-    pub fn as_red(&self) -> Option<&Red> {
+    pub fn as_red(&self) -> Option<&Red<P>> {
         match self {
             Queue::Red(r) => Some(r),
             Queue::DropTail(_) => None,

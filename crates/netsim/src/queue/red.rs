@@ -11,6 +11,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::Dropped;
+use super::Queued;
 use crate::packet::Packet;
 use crate::stats::DropCause;
 use crate::Time;
@@ -225,7 +226,7 @@ pub struct RedCounters {
 
 /// A RED queue.
 #[derive(Clone, Debug)]
-pub struct Red {
+pub struct Red<P = Packet> {
     cfg: RedConfig,
     /// Packets per second at the mean packet size (NS-2 `ptc`).
     ptc: f64,
@@ -255,7 +256,7 @@ pub struct Red {
     idletime: Time,
     /// Adaptive RED: when max_p last changed (NS-2 `lastset`); Q3: the last evaluation.
     lastset: Time,
-    q: VecDeque<Packet>,
+    q: VecDeque<P>,
     bytes: u64,
     counters: RedCounters,
 }
@@ -267,7 +268,7 @@ enum DropType {
     Unforced,
 }
 
-impl Red {
+impl<P: Queued> Red<P> {
     /// A RED queue on a link of `bandwidth_bps` and one-way `delay_secs`, with NS-2's
     /// automatic parameters (REDQueue::initialize_params and reset). A weight that is not in
     /// (0, 1] and not one of NS-2's codes (0, −1, −2), or a negative or non-finite threshold,
@@ -571,15 +572,15 @@ impl Red {
     }
 
     /// NS-2 drop_early: true to drop; an ECN-capable packet may be marked instead.
-    fn drop_early(&mut self, pkt: &mut Packet, rng: &mut ChaCha8Rng) -> bool {
+    fn drop_early(&mut self, pkt: &mut P, rng: &mut ChaCha8Rng) -> bool {
         let p1 = self.base_p();
-        let p = self.spaced_p(p1, pkt.size);
+        let p = self.spaced_p(p1, pkt.size());
         let u: f64 = rng.gen();
         if u <= p {
             self.count = 0;
             self.count_bytes = 0;
-            if self.cfg.setbit && pkt.ect && (!self.cfg.use_mark_p || p1 <= self.cfg.mark_p) {
-                pkt.ce = true;
+            if self.cfg.setbit && pkt.ect() && (!self.cfg.use_mark_p || p1 <= self.cfg.mark_p) {
+                pkt.mark_ce();
                 self.counters.marks += 1;
                 return false;
             }
@@ -589,7 +590,7 @@ impl Red {
     }
 
     /// Offer a packet at `now`; returns the packet dropped, if any (REDQueue::enque).
-    pub fn enqueue(&mut self, mut pkt: Packet, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped> {
+    pub fn enqueue(&mut self, mut pkt: P, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped<P>> {
         let mut m: i64 = 0;
         let after_idle = self.idle;
         if self.idle {
@@ -609,7 +610,7 @@ impl Red {
         self.q_prev = nq as f64;
 
         self.count += 1;
-        self.count_bytes += u64::from(pkt.size);
+        self.count_bytes += u64::from(pkt.size());
 
         let qavg = self.ave;
         let qlim = if self.cfg.queue_in_bytes {
@@ -630,7 +631,7 @@ impl Red {
                 // The average just crossed min_th (or the queue just became non-empty above
                 // it): restart the inter-drop count.
                 self.count = 1;
-                self.count_bytes = u64::from(pkt.size);
+                self.count_bytes = u64::from(pkt.size());
                 self.old = true;
             } else if self.drop_early(&mut pkt, rng) {
                 droptype = DropType::Unforced;
@@ -645,7 +646,7 @@ impl Red {
         }
         let cause = match droptype {
             DropType::None => {
-                self.bytes += u64::from(pkt.size);
+                self.bytes += u64::from(pkt.size());
                 self.q.push_back(pkt);
                 return None;
             }
@@ -671,10 +672,10 @@ impl Red {
     }
 
     /// The next packet to transmit; an empty queue starts an idle period (REDQueue::deque).
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time) -> Option<P> {
         match self.q.pop_front() {
             Some(p) => {
-                self.bytes -= u64::from(p.size);
+                self.bytes -= u64::from(p.size());
                 self.idle = false;
                 Some(p)
             }
@@ -701,11 +702,11 @@ impl Red {
         self.bytes
     }
 
-    pub(super) fn packets(&self) -> &VecDeque<Packet> {
+    pub(super) fn packets(&self) -> &VecDeque<P> {
         &self.q
     }
 
-    pub(super) fn clear(&mut self, now: Time) -> VecDeque<Packet> {
+    pub(super) fn clear(&mut self, now: Time) -> VecDeque<P> {
         self.bytes = 0;
         self.idle = true;
         self.idletime = now;
@@ -722,11 +723,11 @@ mod tests {
     #[test]
     fn auto_parameters_match_ns2_examples() {
         // The values NS-2.35 prints (`docs/simulator.md`, "Queues").
-        let r = Red::new(RedConfig::default(), 1.5e6, 0.020);
+        let r = Red::<Packet>::new(RedConfig::default(), 1.5e6, 0.020);
         let (lo, hi) = r.thresholds();
         assert_eq!((lo / 500.0, hi / 500.0), (5.0, 15.0));
         assert!((r.q_weight() - 0.002663).abs() < 5e-7, "{}", r.q_weight());
-        let r = Red::new(RedConfig::default(), 15e6, 0.010);
+        let r = Red::<Packet>::new(RedConfig::default(), 15e6, 0.010);
         let (lo, hi) = r.thresholds();
         assert!((lo / 500.0 - 9.375).abs() < 1e-12 && (hi / 500.0 - 28.125).abs() < 1e-12);
         assert!((r.q_weight() - 0.0002666).abs() < 5e-8, "{}", r.q_weight());
@@ -742,7 +743,7 @@ mod tests {
             ..RedConfig::default()
         };
         // ptc = 8e6 / 4000 = 2000 packets/s.
-        let mut r = Red::new(cfg, 8e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 8e6, 0.01);
         r.idle = false;
         for _ in 0..4 {
             r.enqueue(packet(0, 500), Time::ZERO, &mut rng);
@@ -767,7 +768,7 @@ mod tests {
             maxthresh: 300.0,
             ..RedConfig::default()
         };
-        let mut r = Red::new(cfg, 1e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 1e6, 0.01);
         let mut kept = 0;
         for _ in 0..15 {
             if r.enqueue(packet(0, 500), Time::ZERO, &mut rng).is_none() {
@@ -781,7 +782,7 @@ mod tests {
 
     #[test]
     fn byte_mode_probability_scales_with_size_and_count() {
-        let r = Red::new(RedConfig::default(), 10e6, 0.01);
+        let r = Red::<Packet>::new(RedConfig::default(), 10e6, 0.01);
         let mut r2 = r.clone();
         // count_bytes 400 → integer count 0 → no drop with wait_.
         r2.count_bytes = 400;
@@ -796,7 +797,7 @@ mod tests {
 
     #[test]
     fn gentle_line_reaches_one_at_twice_maxthresh() {
-        let mut r = Red::new(RedConfig::default(), 10e6, 0.01);
+        let mut r = Red::<Packet>::new(RedConfig::default(), 10e6, 0.01);
         let (lo, hi) = r.thresholds();
         r.ave = lo;
         assert!(r.base_p().abs() < 1e-12);
@@ -821,7 +822,7 @@ mod tests {
             limit: 1000,
             ..RedConfig::default()
         };
-        let mut r = Red::new(cfg, 1e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 1e6, 0.01);
         let (mut marks, mut drops) = (0, 0);
         for i in 0..2000 {
             // Hold the queue near 20 packets, below maxthresh: p stays under mark_p.
@@ -851,7 +852,7 @@ mod tests {
             max_p: RedMaxP::AdaptiveRed(AdaptiveRed::default()),
             ..RedConfig::default()
         };
-        let mut r = Red::new(cfg, 10e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 10e6, 0.01);
         let (lo, hi) = r.thresholds();
         r.ave = hi; // above th_max − 0.4 (th_max − th_min)
         r.update_max_p(Time::from_secs_f64(1.0));
@@ -956,7 +957,7 @@ mod tests {
     fn q2_moves_thresholds_when_the_average_jumps_more_than_the_gap() {
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         // EWMA with w = 1 (avg = q); thresholds 0.25 / 0.75: gap 0.5 packet; limit 10.
-        let mut r = Red::new(
+        let mut r = Red::<Packet>::new(
             RedConfig {
                 queue_in_bytes: false,
                 bytes: false,
@@ -999,7 +1000,7 @@ mod tests {
         };
         // Packet mode. Average up 3 (> 0.5) while the queue fell 5 → 2:
         // 0.25 + (2 − 5) + 1 = −1.75 → 1 packet; max_th = 3.
-        let mut r = Red::new(cfg(false), 8e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg(false), 8e6, 0.01);
         r.ave = 3.0;
         r.q_prev = 5.0;
         r.update_thresholds(0.0, 2);
@@ -1014,7 +1015,7 @@ mod tests {
         assert_eq!(r.counters().threshold_moves, 2);
         // Byte mode, 500-byte units: 250 / 750 B, average up 1000 B, queue 0 → 1000 B:
         // 250 + 1000 + 1·500 = 1750 B, max_th 5250 B (limit 5000 B) → 5000 B.
-        let mut r = Red::new(cfg(true), 8e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg(true), 8e6, 0.01);
         assert_eq!(r.thresholds(), (125.0, 375.0));
         r.th_min = 250.0;
         r.th_max = 750.0;
@@ -1035,7 +1036,7 @@ mod tests {
         };
         // 10 Mb/s: ptc 2500, min_th = max(5, 0.005 · 2500 / 2) = 6.25 packets = 3125 B,
         // max_th 9375 B; target band (3125 + 0.4 · 6250, 3125 + 0.6 · 6250) = (5625, 6875).
-        let mut r = Red::new(cfg, 10e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 10e6, 0.01);
         assert_eq!(r.thresholds(), (3125.0, 9375.0));
         let at = |s: f64| Time::from_secs_f64(s);
         r.ave = 9375.0;
@@ -1093,7 +1094,7 @@ mod tests {
             max_p: RedMaxP::AdaptiveRed(AdaptiveRed::default()),
             ..RedConfig::default()
         };
-        let mut r = Red::new(cfg, 10e6, 0.01);
+        let mut r = Red::<Packet>::new(cfg, 10e6, 0.01);
         let at = |s: f64| Time::from_secs_f64(s);
         // bottom_ 0 → min(0.01, 80000 / 10e6) = 0.008.
         assert!((r.bottom - 0.008).abs() < 1e-15);
@@ -1134,7 +1135,7 @@ mod tests {
             (&RedAverage::Ewma, &RedThresholds::Fixed)
         );
         // q_weight_ 0 gives 1 − exp(−1/ptc): at 10 Mb/s ptc = 2500.
-        let r = Red::new(a, 10e6, 0.01);
+        let r = Red::<Packet>::new(a, 10e6, 0.01);
         assert!((r.q_weight() - (1.0 - (-1.0f64 / 2500.0).exp())).abs() < 1e-15);
         let e = RedConfig::ered();
         assert_eq!(e.average, RedAverage::ShewhartEwma);
@@ -1145,9 +1146,9 @@ mod tests {
 
     #[test]
     fn invalid_weights_and_thresholds_fall_back_to_the_automatic_ones() {
-        let auto = Red::new(RedConfig::default(), 1.5e6, 0.02);
+        let auto = Red::<Packet>::new(RedConfig::default(), 1.5e6, 0.02);
         for w in [f64::NAN, 1.5, -0.3, f64::INFINITY] {
-            let r = Red::new(
+            let r = Red::<Packet>::new(
                 RedConfig {
                     q_weight: w,
                     thresh: f64::NAN,

@@ -61,6 +61,11 @@ struct CommonArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Time tfrclab with packet conservation and link counters only: no per-flow recorders
+    /// (time series, delay quantiles) or queue gauges, compiled out of the event loop. NS-2
+    /// untraced keeps no statistics either; the default keeps every statistic `run` reports.
+    #[arg(long)]
+    counters_only: bool,
 }
 
 impl CommonArgs {
@@ -69,6 +74,7 @@ impl CommonArgs {
             reps: self.reps as usize,
             vs_ns2: self.vs_ns2,
             ns: self.ns.clone(),
+            counters_only: self.counters_only,
         }
     }
 }
@@ -88,6 +94,9 @@ enum Form {
     Once {
         /// The scenario file.
         scenario: PathBuf,
+        /// Packet conservation and link counters only (see `bench --counters-only`).
+        #[arg(long)]
+        counters_only: bool,
     },
     /// Run a command as the only child and print its wall time, CPU time and peak RSS as JSON.
     #[command(hide = true)]
@@ -215,8 +224,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match &args.form {
         Some(Form::Rsa(a)) => run_rsa(a),
         Some(Form::Scaling(a)) => run_scaling(a),
-        Some(Form::Once { scenario }) => {
-            let c = lab::bench::simulate_once(scenario)?;
+        Some(Form::Once {
+            scenario,
+            counters_only,
+        }) => {
+            let c = lab::bench::simulate_once(scenario, *counters_only)?;
             println!("{}", serde_json::to_string(&c)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -232,8 +244,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The machine, for the record: CPU model, logical CPUs, load average.
-fn machine() -> String {
+/// The machine and what tfrclab measured, for the record: CPU model, logical CPUs, load
+/// average, statistics kept.
+fn machine(counters_only: bool) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -248,7 +261,12 @@ fn machine() -> String {
         .ok()
         .and_then(|s| s.split_whitespace().next().map(str::to_string))
         .unwrap_or_else(|| "?".to_string());
-    format!("{cpu}, {n} logical CPUs, 1-min load average {load} at the start")
+    let stats = if counters_only {
+        "counters only"
+    } else {
+        "every statistic"
+    };
+    format!("{cpu}, {n} logical CPUs, 1-min load average {load} at the start; tfrclab statistics: {stats}")
 }
 
 /// Progress on stderr: one line per step when stderr is a terminal, rewritten in place.
@@ -301,7 +319,7 @@ fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let opts = args.common.options();
-    let machine = machine();
+    let machine = machine(args.common.counters_only);
     let mut rows = Vec::with_capacity(files.len());
     for f in &files {
         rows.push(lab::bench::bench_scenario(f, &opts, &mut step)?);
@@ -338,7 +356,7 @@ fn run_scaling(args: &ScalingArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let machine = machine();
+    let machine = machine(args.common.counters_only);
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let results = scaling::run(&cases, &args.out, &args.common.options(), &mut step)?;
     clear_step();
