@@ -149,6 +149,9 @@ pub struct Pair {
     pub counters: SimCounters,
     /// The `ns` process, with `--vs-ns2`.
     pub ns2: Option<ProcessStats>,
+    /// `ns` on the same script with the simulated time cut to 1 ms (Tcl start-up and
+    /// topology set-up only), with `--vs-ns2`.
+    pub ns2_setup: Option<ProcessStats>,
 }
 
 /// The figures of one scenario.
@@ -182,6 +185,9 @@ pub struct Figures {
     pub ratio: Option<Spread>,
     /// The same for CPU time (less sensitive to other load on the machine).
     pub cpu_ratio: Option<Spread>,
+    /// NS-2's run phase (its wall time minus the 1-ms script's) over tfrclab's event loop
+    /// wall time, over the pairs: the simulators' speed without start-up costs.
+    pub run_ratio: Option<Spread>,
 }
 
 /// A benchmarked scenario.
@@ -250,6 +256,16 @@ fn figures(pairs: &[Pair]) -> Figures {
         },
         ratio: ratio(|s| s.wall_s),
         cpu_ratio: ratio(cpu),
+        run_ratio: {
+            let v: Vec<f64> = pairs
+                .iter()
+                .filter_map(|p| {
+                    let run = p.ns2.as_ref()?.wall_s - p.ns2_setup.as_ref()?.wall_s;
+                    Some(run / p.counters.sim_wall_s)
+                })
+                .collect();
+            (!v.is_empty()).then(|| Spread::of(v))
+        },
     }
 }
 
@@ -262,9 +278,15 @@ pub fn bench_scenario(
     let s = Scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     let scratch = crate::validate::Scratch::new().map_err(|e| anyhow::anyhow!("{e}"))?;
     let script = "scenario.tcl";
+    let setup_script = "setup.tcl";
     if opts.vs_ns2 {
         let tcl = export(&s, &ExportOptions::untraced()).map_err(|e| anyhow::anyhow!("{e}"))?;
         std::fs::write(scratch.path().join(script), tcl)?;
+        // The same script run for 1 ms: what NS-2 spends before its run phase.
+        let mut short = s.clone();
+        short.duration = std::time::Duration::from_millis(1);
+        let tcl = export(&short, &ExportOptions::untraced()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        std::fs::write(scratch.path().join(setup_script), tcl)?;
     }
     let me = std::env::current_exe()?;
     let me = me.to_string_lossy().into_owned();
@@ -298,10 +320,20 @@ pub fn bench_scenario(
         } else {
             None
         };
+        let setup = if b.is_some() {
+            progress(format!(
+                "{}: ns for 1 ms, repetition {rep}/{}",
+                s.name, opts.reps
+            ));
+            process::measure(&ns, &[setup_script.to_string()], Some(scratch.path())).ok()
+        } else {
+            None
+        };
         pairs.push(Pair {
             tfrclab: a,
             counters,
             ns2: b,
+            ns2_setup: setup,
         });
     }
     let first = pairs[0].counters.clone();
@@ -364,8 +396,8 @@ pub fn text_table(rows: &[ScenarioBench]) -> String {
     if vs {
         let _ = write!(
             out,
-            " {:>22} {:>8} {:>8} {:>17}",
-            "ns2 wall s", "ns2 hops/s", "ns2 MiB", "ns2/tfrclab [min–max]"
+            " {:>22} {:>8} {:>8} {:>17} {:>10}",
+            "ns2 wall s", "ns2 hops/s", "ns2 MiB", "ns2/tfrclab [min–max]", "run phase"
         );
     }
     out.push('\n');
@@ -394,11 +426,13 @@ pub fn text_table(rows: &[ScenarioBench]) -> String {
                 (Some(w), Some(mem), Some(ratio), Some(h)) => {
                     let _ = write!(
                         out,
-                        " {:>22} {:>10} {:>8.1} {:>17}",
+                        " {:>22} {:>10} {:>8.1} {:>17} {:>10}",
                         spread_text(w),
                         m(h),
                         mem.median,
-                        format!("{:.1}× [{:.1}–{:.1}]", ratio.median, ratio.min, ratio.max)
+                        format!("{:.1}× [{:.1}–{:.1}]", ratio.median, ratio.min, ratio.max),
+                        f.run_ratio
+                            .map_or_else(|| "-".to_string(), |r| format!("{:.1}×", r.median))
                     );
                 }
                 _ => {
@@ -419,7 +453,8 @@ pub fn text_table(rows: &[ScenarioBench]) -> String {
     if vs {
         out.push_str(
             "ns2: `ns` on the untraced export, whole process; ns2 hops/s counts tfrclab's hops; \
-             ns2/tfrclab: median over the A B pairs of the wall-time ratio.\n",
+             ns2/tfrclab: median over the A B pairs of the wall-time ratio; run phase: NS-2's wall \
+             time minus the same script run for 1 ms, over tfrclab's event loop (median).\n",
         );
     }
     out
