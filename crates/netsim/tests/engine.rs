@@ -417,3 +417,76 @@ fn limits_end_runs_with_errors_that_name_the_cause() {
         other => panic!("expected the packet ceiling, got {other:?}"),
     }
 }
+
+/// A dumbbell with what every metering must count alike: NewReno over a RED bottleneck with
+/// random loss, TFRC (NS-2's profile) and CBR, for 20 s.
+fn metered_dumbbell() -> NetworkBuilder {
+    use netsim::agents::tcp::{TcpConfig, TcpSender, TcpVariant};
+    use netsim::agents::tcp_sink::{TcpSink, TcpSinkConfig};
+    use netsim::agents::{TfrcApp, TfrcReceiver, TfrcSender};
+    let mut net = NetworkBuilder::new(7);
+    let n: Vec<u32> = (0..4).map(|i| net.add_node(&format!("n{i}"))).collect();
+    net.add_duplex_link(n[0], n[1], LinkConfig::new(100_000_000, ms(2)));
+    let (b, _) = net.add_duplex_link(
+        n[1],
+        n[2],
+        LinkConfig::new(5_000_000, ms(20))
+            .with_queue(netsim::QueueConfig::Red(netsim::RedConfig::default())),
+    );
+    net.set_loss(b, Some(LossConfig::Bernoulli { p: 0.005 }));
+    net.add_duplex_link(n[2], n[3], LinkConfig::new(100_000_000, ms(2)));
+    for _ in 0..3 {
+        let tx = TcpSender::new(TcpConfig::ns2(TcpVariant::NewReno));
+        let rx = TcpSink::new(TcpSinkConfig::ns2());
+        net.add_flow(n[0], n[3], Time::ZERO, None, tx.into(), rx.into());
+    }
+    let profile = tfrc::Profile::ns2();
+    let tx = TfrcSender::new(&profile, TfrcApp::Bulk).unwrap();
+    let rx = TfrcReceiver::new(&profile).unwrap();
+    net.add_flow(n[0], n[3], secs(0.5), None, tx.into(), rx.into());
+    cbr_flow(&mut net, n[3], n[0], cbr(1_000_000.0, 500));
+    net
+}
+
+#[test]
+fn counters_only_metering_runs_the_same_events_and_counts() {
+    let full = metered_dumbbell().build().unwrap().run(secs(20.0)).unwrap();
+    let lean = metered_dumbbell()
+        .build_with::<netsim::CountersOnly>()
+        .unwrap()
+        .run(secs(20.0))
+        .unwrap();
+    assert!(full.packet_hops > 10_000, "the dumbbell carried traffic");
+    assert_eq!(
+        (lean.events, lean.packet_hops),
+        (full.events, full.packet_hops)
+    );
+    for (a, b) in full.flows.iter().zip(&lean.flows) {
+        assert_eq!(a.accounts, b.accounts);
+        assert!(
+            a.forward.delivered_packets > 0,
+            "full metering records flows"
+        );
+        assert_eq!(
+            b.forward.delivered_packets, 0,
+            "counters only: no recorder fed"
+        );
+    }
+    for (a, b) in full.links.iter().zip(&lean.links) {
+        let counts = |l: &netsim::LinkResults| {
+            (
+                l.stats.tx_packets,
+                l.stats.tx_bytes,
+                l.stats.drops,
+                l.red.as_ref().map(|r| r.marks),
+            )
+        };
+        assert_eq!(counts(a), counts(b));
+        assert_eq!(
+            b.stats.queue_packets.max(),
+            0,
+            "counters only: no queue gauge"
+        );
+    }
+    assert!(full.links.iter().any(|l| l.stats.queue_packets.max() > 0));
+}
