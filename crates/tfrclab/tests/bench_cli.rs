@@ -75,6 +75,44 @@ fn bench_vs_ns2_summarises_its_pairs() {
         .collect();
     let want = median(rates);
     assert!((f(&fig["hops_per_s"]) - want).abs() <= 1e-9 * want, "{fig}");
+    // The run phase: NS-2's wall time minus its 1-ms run of the same script, over the event
+    // loop; the 1-ms run only sets the network up, so it is shorter than the full one.
+    let runs: Vec<f64> = pairs
+        .iter()
+        .map(|p| {
+            let setup = f(&p["ns2_setup"]["wall_s"]);
+            assert!(setup > 0.0 && setup < f(&p["ns2"]["wall_s"]), "{p}");
+            (f(&p["ns2"]["wall_s"]) - setup) / f(&p["counters"]["sim_wall_s"])
+        })
+        .collect();
+    let want = median(runs);
+    assert!(
+        (f(&fig["run_ratio"]["median"]) - want).abs() <= 1e-9 * want.abs(),
+        "{fig}"
+    );
+}
+
+#[test]
+fn counters_only_bench_runs_the_same_events() {
+    let once = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "bench",
+            "once",
+            "scenarios/bench/dumbbell-2tcp-1.5mbps.toml",
+        ];
+        args.extend_from_slice(extra);
+        let out = tfrclab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+    };
+    let (full, lean) = (once(&[]), once(&["--counters-only"]));
+    assert_eq!(full["events"], lean["events"]);
+    assert_eq!(full["packet_hops"], lean["packet_hops"]);
+    assert!(full["packet_hops"].as_u64().unwrap() > 40_000);
 }
 
 #[test]
