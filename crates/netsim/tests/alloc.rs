@@ -1,18 +1,21 @@
 //! No heap allocation per packet on the data path (issue 15): after a warm-up, a further stretch
 //! of a dumbbell run allocates a number of times independent of the packets it carries.
 //!
-//! A counting global allocator (this test binary's own) counts the allocations a thread makes
-//! while armed. Each run is measured twice: the stretch `WARM..END`, and then an empty call
-//! `run(END)` again, which only builds the results (cloned recorders and series, a cost per
-//! flow and link, not per packet). Their difference is what the packets of the stretch cost.
+//! A counting global allocator (this test binary's own) counts the allocations (alloc,
+//! alloc_zeroed, realloc) a thread makes while armed. Each run is measured twice: the stretch
+//! `WARM..END`, and then an empty call `run(END)` again, which only builds the results (cloned
+//! recorders, a cost per flow and link, not per packet). Their difference is what the packets
+//! of the stretch cost.
 //!
-//! What may still allocate in the stretch, and why it is bounded: the time series (1 s bins)
-//! and agent samples grow by one entry per simulated second per series, stored in `Vec`s that
-//! double, so over `WARM..END` each series reallocates at most `log2(END / WARM) + 1` times;
-//! queues and rings grow only when a backlog or a hole is larger than ever before (amortised,
-//! and rare after a warm-up). The bound below allows [`PER_FLOW`] allocations per flow, while a
-//! flow sends thousands of packets in the stretch: one allocation per packet (or per ACK, or
-//! per loss) on any agent's path breaks it by orders of magnitude.
+//! The time series grow one bin per simulated second per series by design; bins of 1000 s keep
+//! them out of the count, so that what is left is the data path. What may still allocate there,
+//! and why it is bounded: rings and queues grow only when a hole or a backlog is larger than
+//! ever before (doubling, so a handful of times per flow after the warm-up), and the event
+//! queue's calendar buckets each allocate on their first use (a fixed number of buckets).
+//! [`PER_FLOW`] allows for that, while each flow carries over 10,000 packet hops in the
+//! stretch: one allocation per packet, per ACK or per loss on any agent's path breaks it by an
+//! order of magnitude (before the sink's ring, NewReno's four sinks made 507 allocations here
+//! and CUBIC's SACK handling 9,772).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -80,9 +83,10 @@ const WARM: f64 = 10.0;
 const END: f64 = 40.0;
 /// Flows per dumbbell.
 const FLOWS: usize = 4;
-/// Allocations allowed per flow in the stretch (see the module docs): a few reallocations of
-/// each of a flow's handful of growing series. Each flow carries thousands of packets.
-const PER_FLOW: u64 = 25;
+/// Allocations allowed per flow in the stretch (see the module docs). Measured: CBR 0, CUBIC
+/// 1, SACK 5, NewReno 6 and TFRC 27 for all four flows together (TFRC's are the event
+/// queue's buckets: paced packets reach more of them).
+const PER_FLOW: u64 = 16;
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {

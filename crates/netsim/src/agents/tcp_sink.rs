@@ -586,7 +586,11 @@ mod tests {
         held.insert(0, 64, 1);
         assert_eq!(held.ring.len(), 2 * HELD_INIT);
         held.insert(0, 1 << 40, 1);
-        assert_eq!(held.ring.len(), 2 * HELD_INIT, "far packets do not grow the ring");
+        assert_eq!(
+            held.ring.len(),
+            2 * HELD_INIT,
+            "far packets do not grow the ring"
+        );
         assert!(held.contains(0, 1 << 40));
     }
 
