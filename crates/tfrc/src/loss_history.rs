@@ -412,6 +412,9 @@ pub struct LossHistory {
     /// General discount factor DF (§5.5).
     df: f64,
     events_total: u64,
+    /// The emptied loss list of the last event dropped, reused by the next event so that
+    /// recording losses does not allocate in steady state (always empty).
+    spare: Vec<LostRange>,
 }
 
 impl LossHistory {
@@ -424,6 +427,7 @@ impl LossHistory {
             synthetic: None,
             df: 1.0,
             events_total: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -468,13 +472,14 @@ impl LossHistory {
     /// Start an event directly (NS-2's first-gap event, whose counting start is not a lost
     /// packet).
     pub fn push_event(&mut self, start_seq: u64, start_time: Time, round: u32) {
+        let lost = std::mem::take(&mut self.spare);
         self.push(
             LossEvent {
                 start_seq,
                 start_time,
                 round,
                 df: 1.0,
-                lost: Vec::new(),
+                lost,
             },
             true,
         );
@@ -499,7 +504,13 @@ impl LossHistory {
         self.events_total = self.events_total.saturating_add(1);
         let keep = self.cfg.n.clamp(1, MAX_N) + 2;
         while self.events.len() > keep {
-            self.events.pop_front();
+            if let Some(old) = self.events.pop_front() {
+                let mut lost = old.lost;
+                lost.clear();
+                if lost.capacity() > self.spare.capacity() {
+                    self.spare = lost;
+                }
+            }
             // The synthetic interval preceded the very first event, which is now gone.
             self.synthetic = None;
         }
@@ -529,13 +540,14 @@ impl LossHistory {
                     if s > lo {
                         self.attach(range, lo, s - 1);
                     }
+                    let lost = std::mem::take(&mut self.spare);
                     self.push(
                         LossEvent {
                             start_seq: s,
                             start_time: range.time_of(s),
                             round: range.round,
                             df: 1.0,
-                            lost: Vec::new(),
+                            lost,
                         },
                         fold,
                     );

@@ -124,6 +124,9 @@ pub struct Receiver {
     /// i of §6.3: the sequence number of the first packet that arrived.
     first_seq: Option<u64>,
     pending: Vec<Pending>,
+    /// Scratch for the holes being declared lost (empty between calls; kept so that
+    /// declaring a loss does not allocate).
+    declared: Vec<Pending>,
     history: LossHistory,
     packets_received: u64,
     bytes_received: u64,
@@ -182,6 +185,7 @@ impl Receiver {
             newest: None,
             first_seq: None,
             pending: Vec::new(),
+            declared: Vec::new(),
             packets_received: 0,
             bytes_received: 0,
             lost_packets: 0,
@@ -468,7 +472,7 @@ impl Receiver {
 
     /// Declare the holes selected by `pick` lost, lowest first; returns the new loss events.
     fn declare(&mut self, pick: impl Fn(&Pending) -> bool) -> usize {
-        let mut lost: Vec<Pending> = Vec::new();
+        let mut lost = std::mem::take(&mut self.declared);
         self.pending.retain(|p| {
             if pick(p) {
                 lost.push(*p);
@@ -479,7 +483,7 @@ impl Receiver {
         });
         lost.sort_by_key(|p| p.lo);
         let mut events = 0;
-        for p in lost {
+        for p in lost.drain(..) {
             let n = p.hi.saturating_sub(p.lo).saturating_add(1);
             self.lost_packets = self.lost_packets.saturating_add(n);
             if let Some(d) = self.decisions.as_mut() {
@@ -513,6 +517,7 @@ impl Receiver {
                 }
             }
         }
+        self.declared = lost;
         events
     }
 

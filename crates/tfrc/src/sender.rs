@@ -394,7 +394,8 @@ impl Sender {
         }
         self.sent_since_nfb = false;
         // §4.3: "X_recv_set is first initialized to contain a single item, with value Infinity."
-        self.x_recv_set = vec![(f64::INFINITY, now)];
+        self.x_recv_set.clear();
+        self.x_recv_set.push((f64::INFINITY, now));
         self.urgent = true;
         self.ns2.phase = Ns2Phase::SlowStart;
         self.ns2.oldrate = self.x;
@@ -815,7 +816,8 @@ impl Sender {
         // "If (timer_limit < s/t_mbi) timer_limit = s/t_mbi;"
         let limit = limit.max(min_rate);
         // "Replace X_recv_set contents with the single item timer_limit/2;"
-        self.x_recv_set = vec![(limit / 2.0, now)];
+        self.x_recv_set.clear();
+        self.x_recv_set.push((limit / 2.0, now));
         // "Recalculate X as in step (4) of Section 4.3": recv_limit = 2*max(X_recv_set), p > 0.
         let recv_limit = 2.0 * self.max_x_recv();
         self.x = x_bps.min(recv_limit).max(min_rate);

@@ -3,6 +3,7 @@
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
 pub(crate) mod sacker;
+mod seq_ring;
 pub mod tcp;
 pub mod tcp_sink;
 pub mod tfrc;

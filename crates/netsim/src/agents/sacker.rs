@@ -8,6 +8,7 @@
 //! drops from its history. The ring is kept here exactly as NS-2 keeps it (separately from
 //! the sink's own reassembly bookkeeping) so that such ACKs match NS-2's too.
 
+use super::seq_ring::SeqRing;
 use crate::packet::{SackBlocks, MAX_SACK_BLOCKS};
 
 /// NS-2's initial `seen_` size (`MWS`).
@@ -26,7 +27,7 @@ pub(crate) struct Sacker {
     /// `maxseen_`.
     maxseen: i64,
     /// `seen_`: bytes received per slot, indexed by `seq & (len - 1)`.
-    seen: Vec<u32>,
+    seen: SeqRing<u32>,
     /// `is_dup_`: the last packet had been received before.
     is_dup: bool,
     /// Sequence of the last packet recorded (the packet an ACK answers).
@@ -44,7 +45,7 @@ impl Sacker {
             nblocks: (nblocks as usize).min(MAX_SACK_BLOCKS),
             next: 0,
             maxseen: 0,
-            seen: vec![0; RING_INIT],
+            seen: SeqRing::new(RING_INIT),
             is_dup: false,
             last_seq: 0,
             stack: [(-1, -1); MAX_SACK_BLOCKS],
@@ -57,12 +58,11 @@ impl Sacker {
     }
 
     fn seen_at(&self, i: i64) -> u32 {
-        self.seen[(i & self.mask()) as usize]
+        self.seen.get(i)
     }
 
     fn set_seen(&mut self, i: i64, v: u32) {
-        let m = self.mask();
-        self.seen[(i & m) as usize] = v;
+        self.seen.set(i, v);
     }
 
     /// `Acker::update()` as far as the bitmap goes: record packet `seq` of `bytes` bytes.
@@ -75,16 +75,11 @@ impl Sacker {
         let bytes = bytes.max(1);
         // resize_buffers(): double while the packet is a ring's length past next_.
         while seq + 1 - self.next >= self.mask() {
-            let len = self.seen.len() * 2;
-            if len > RING_MAX {
+            if self.seen.len() * 2 > RING_MAX {
                 self.last_seq = -1;
                 return;
             }
-            let mut ring = vec![0u32; len];
-            for i in self.next..=self.maxseen + 1 {
-                ring[(i & (len as i64 - 1)) as usize] = self.seen_at(i);
-            }
-            self.seen = ring;
+            self.seen.double(self.next..=self.maxseen + 1);
         }
         let mut just_seen = false;
         if seq > self.maxseen {

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::sacker::Sacker;
+use super::seq_ring::SeqRing;
 use crate::agent::{Agent, AgentCtx};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
@@ -103,6 +104,91 @@ pub struct TcpSinkStats {
     pub acks_sent: u64,
 }
 
+/// Initial slots of the out-of-order ring (NS-2's `MWS`, the initial size of its own).
+const HELD_INIT: usize = 64;
+/// Largest ring: a packet further than this beyond the in-order point (no sender's window is
+/// that wide) is held in `Held::far` instead, so arbitrary input cannot exhaust memory.
+const HELD_MAX: usize = 1 << 20;
+
+/// The packets held above the in-order point `next`, with their sizes: a ring whose slot
+/// `seq & (len - 1)` holds packet `seq` for `seq` in `next..next + len`, so holding and
+/// releasing a packet never allocates (a `BTreeMap` allocated per packet held). The ring
+/// doubles when a packet lands beyond it, up to [`HELD_MAX`].
+#[derive(Clone, Debug)]
+struct Held {
+    ring: SeqRing<Option<u32>>,
+    /// Packets beyond the largest ring when they arrived (never in a real run).
+    far: BTreeMap<i64, u32>,
+}
+
+impl Held {
+    fn new() -> Self {
+        Held {
+            ring: SeqRing::new(HELD_INIT),
+            far: BTreeMap::new(),
+        }
+    }
+
+    fn in_ring(&self, next: i64, seq: i64) -> bool {
+        seq >= next && ((seq - next) as u64) < self.ring.len() as u64
+    }
+
+    /// Whether `seq` (at or above `next`) is held.
+    fn contains(&self, next: i64, seq: i64) -> bool {
+        (self.in_ring(next, seq) && self.ring.get(seq).is_some()) || self.far.contains_key(&seq)
+    }
+
+    /// Hold `seq` (at or above `next`) of `bytes` bytes, replacing a copy already held.
+    fn insert(&mut self, next: i64, seq: i64, bytes: u32) {
+        if seq < next {
+            return; // released already: the caller counts it as a duplicate
+        }
+        if (seq - next) as u64 >= HELD_MAX as u64 {
+            self.far.insert(seq, bytes);
+            return;
+        }
+        while !self.in_ring(next, seq) {
+            let end = next + self.ring.len() as i64 - 1;
+            self.ring.double(next..=end);
+            self.pull_far(next);
+        }
+        if !self.far.is_empty() {
+            self.far.remove(&seq);
+        }
+        self.ring.set(seq, Some(bytes));
+    }
+
+    /// Move packets of `far` that now fall in the ring into it.
+    fn pull_far(&mut self, next: i64) {
+        while let Some((&seq, &bytes)) = self.far.first_key_value() {
+            if !self.in_ring(next, seq) {
+                break;
+            }
+            self.far.remove(&seq);
+            self.ring.set(seq, Some(bytes));
+        }
+    }
+
+    /// Release the packets held in order from `next`: the new in-order point and the bytes
+    /// released.
+    fn release(&mut self, mut next: i64) -> (i64, u64) {
+        let mut bytes = 0u64;
+        loop {
+            while let Some(b) = self.ring.get_mut(next).take() {
+                bytes += u64::from(b);
+                next += 1;
+            }
+            if self.far.is_empty() {
+                return (next, bytes);
+            }
+            self.pull_far(next);
+            if self.ring.get(next).is_none() {
+                return (next, bytes);
+            }
+        }
+    }
+}
+
 /// NS-2's TCP sink. See the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct TcpSink {
@@ -112,7 +198,7 @@ pub struct TcpSink {
     /// Highest sequence seen (`maxseen_`).
     maxseen: i64,
     /// Out-of-order packets held above `next`, with their sizes.
-    held: BTreeMap<i64, u32>,
+    held: Held,
     /// Timestamp to echo (`ts_to_echo_`).
     ts_to_echo: Time,
     /// Last ACK number sent (`last_ack_sent_`).
@@ -132,7 +218,7 @@ impl TcpSink {
             cfg,
             next: 0,
             maxseen: 0,
-            held: BTreeMap::new(),
+            held: Held::new(),
             ts_to_echo: Time::ZERO,
             last_ack_sent: 0,
             delack_timer: None,
@@ -177,14 +263,13 @@ impl TcpSink {
             self.stats.duplicates += 1;
             return;
         }
-        if !newly_highest && self.held.contains_key(&seq) {
+        if !newly_highest && self.held.contains(self.next, seq) {
             self.stats.duplicates += 1;
         }
-        self.held.insert(seq, bytes);
-        while let Some(b) = self.held.remove(&self.next) {
-            self.stats.bytes_in_order += u64::from(b);
-            self.next += 1;
-        }
+        self.held.insert(self.next, seq, bytes);
+        let (next, bytes) = self.held.release(self.next);
+        self.next = next;
+        self.stats.bytes_in_order += bytes;
     }
 
     /// `TcpSink::ack()`: send the cumulative ACK.
@@ -457,6 +542,56 @@ mod tests {
         assert_eq!(h.data(4, 3), vec![2]);
         // The gap filled: in order, below maxseen: ACK at once.
         assert_eq!(h.data(3, 4), vec![4]);
+    }
+
+    proptest::proptest! {
+        /// The ring holds and releases exactly what a sorted map would, near and far
+        /// sequences (beyond the largest ring) included.
+        #[test]
+        fn held_ring_matches_a_map(
+            seqs in proptest::collection::vec(
+                (proptest::prop_oneof![0i64..300, 0i64..3 * HELD_MAX as i64], 1u32..2000),
+                1..300,
+            ),
+        ) {
+            let mut held = Held::new();
+            let mut model = BTreeMap::new();
+            let (mut next, mut model_next) = (0i64, 0i64);
+            let (mut bytes, mut model_bytes) = (0u64, 0u64);
+            for (seq, b) in seqs {
+                if seq < next {
+                    continue;
+                }
+                proptest::prop_assert_eq!(held.contains(next, seq), model.contains_key(&seq));
+                held.insert(next, seq, b);
+                model.insert(seq, b);
+                let (n, got) = held.release(next);
+                next = n;
+                bytes += got;
+                while let Some(b) = model.remove(&model_next) {
+                    model_bytes += u64::from(b);
+                    model_next += 1;
+                }
+                proptest::prop_assert_eq!((next, bytes), (model_next, model_bytes));
+            }
+            proptest::prop_assert!(held.ring.len() <= HELD_MAX);
+        }
+    }
+
+    #[test]
+    fn held_ring_grows_for_a_wide_hole_only() {
+        let mut held = Held::new();
+        held.insert(0, 63, 1);
+        assert_eq!(held.ring.len(), HELD_INIT);
+        held.insert(0, 64, 1);
+        assert_eq!(held.ring.len(), 2 * HELD_INIT);
+        held.insert(0, 1 << 40, 1);
+        assert_eq!(
+            held.ring.len(),
+            2 * HELD_INIT,
+            "far packets do not grow the ring"
+        );
+        assert!(held.contains(0, 1 << 40));
     }
 
     #[test]

@@ -26,7 +26,7 @@
 use std::time::Duration;
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
-use crate::packet::{Header, Packet, PacketKind, TcpHeader};
+use crate::packet::{Header, Packet, PacketKind, TcpHeader, MAX_SACK_BLOCKS};
 use crate::Time;
 
 use super::scoreboard::ScoreBoard;
@@ -795,15 +795,21 @@ impl CubicSender {
         let mut sacked = false;
         let mut lost = false;
         if !hdr.sack.is_empty() || !self.sb.is_empty() {
-            // Only blocks within what was sent can describe real packets.
-            let valid: Vec<(i64, i64)> = hdr
-                .sack
-                .iter()
-                .filter(|&(l, r)| l < r && l > self.highest_ack && r <= self.t_seqno)
-                .collect();
-            let f = self
-                .sb
-                .update(self.highest_ack, &valid, i64::from(self.cfg.num_dupacks));
+            // Only blocks within what was sent can describe real packets. On the stack: an
+            // ACK carries at most MAX_SACK_BLOCKS.
+            let mut valid = [(0i64, 0i64); MAX_SACK_BLOCKS];
+            let mut n = 0;
+            for (l, r) in hdr.sack.iter() {
+                if l < r && l > self.highest_ack && r <= self.t_seqno {
+                    valid[n] = (l, r);
+                    n += 1;
+                }
+            }
+            let f = self.sb.update(
+                self.highest_ack,
+                &valid[..n],
+                i64::from(self.cfg.num_dupacks),
+            );
             sacked = f.sacked;
             lost = f.lost;
             unsure_ts |= f.unsure_ts;

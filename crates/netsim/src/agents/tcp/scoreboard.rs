@@ -56,6 +56,8 @@ pub struct ScoreBoard {
     acked_rtx_id: i64,
     /// Where the search for the next packet to retransmit starts (`nxt_to_retrx_`).
     next_retx: Option<i64>,
+    /// Scratch for an update's sorted SACK blocks, kept so that updates do not allocate.
+    sacks: Vec<(i64, i64)>,
 }
 
 impl ScoreBoard {
@@ -87,9 +89,17 @@ impl ScoreBoard {
         snd_nxt - snd_una - self.lost - self.sacked
     }
 
-    /// `ClearScoreBoard()`.
+    /// `ClearScoreBoard()`. The buffers keep their capacity for the next loss episode.
     pub fn clear(&mut self) {
-        *self = ScoreBoard::new();
+        let mut marks = std::mem::take(&mut self.marks);
+        let mut sacks = std::mem::take(&mut self.sacks);
+        marks.clear();
+        sacks.clear();
+        *self = ScoreBoard {
+            marks,
+            sacks,
+            ..ScoreBoard::new()
+        };
     }
 
     fn mark(&self, seq: i64) -> Option<Mark> {
@@ -168,12 +178,24 @@ impl ScoreBoard {
             return flags;
         }
         // Drop D-SACKs (blocks below the cumulative ACK) and sort by left edge.
-        let mut sacks: Vec<(i64, i64)> = blocks
-            .iter()
-            .copied()
-            .filter(|&(l, _)| l >= last_ack)
-            .collect();
+        let mut sacks = std::mem::take(&mut self.sacks);
+        sacks.clear();
+        sacks.extend(blocks.iter().copied().filter(|&(l, _)| l >= last_ack));
         sacks.sort_by_key(|&(l, _)| l);
+        let flags = self.apply(last_ack, &sacks, dupthresh, thorough, flags);
+        self.sacks = sacks;
+        flags
+    }
+
+    /// The part of [`ScoreBoard::update`] after the blocks are sorted.
+    fn apply(
+        &mut self,
+        last_ack: i64,
+        sacks: &[(i64, i64)],
+        dupthresh: i64,
+        mut thorough: bool,
+        mut flags: ScoreFlags,
+    ) -> ScoreFlags {
         if !thorough && sacks.is_empty() {
             return flags;
         }
