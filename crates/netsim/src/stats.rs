@@ -1,8 +1,9 @@
 //! Streamed statistics: per-flow recorders, per-link queue occupancy, agent samples.
 //!
-//! Everything here is fed by events and keeps constant memory per flow except the per-bin time
-//! series (one entry per bin, so memory follows simulated time only at the bin width) and the
-//! optional per-packet delay log. The same [`FlowRecorder`] is fed by the simulator and by the
+//! Everything here is fed by events and keeps bounded memory per flow except the optional
+//! per-packet delay log. The per-bin time series grow with simulated time up to [`MAX_BINS`]
+//! bins; past that, adjacent bins are merged and the bin width doubles, so a series never holds
+//! more than [`MAX_BINS`] entries (see [`FlowRecorder::bin_width`]). The same [`FlowRecorder`] is fed by the simulator and by the
 //! NS-2 trace reader ([`crate::trace::Ns2TraceReader`]), so metrics computed from either source
 //! come from identical code.
 
@@ -13,6 +14,26 @@ use crate::Time;
 mod hist;
 
 pub use hist::DelayHistogram;
+
+/// Most bins a time series holds ([`FlowRecorder`], [`Occupancy`]): 65,536 (18.2 hours at the
+/// default 1 s bins). An event past the last bin halves the series' resolution instead: adjacent
+/// bins are merged and the bin width doubles. Runs shorter than this many bins, every scenario
+/// shipped today (at most a few hundred bins), are unaffected. Bounds a flow's three series per
+/// direction at 1.5 MiB and a gauge's at 0.5 MiB, however long the run or fine the bins.
+pub const MAX_BINS: usize = 1 << 16;
+
+/// Merge adjacent pairs of bins in place: `[a, b, c, d, e]` becomes `[a+b, c+d, e]`.
+fn merge_pairs<T: Copy>(series: &mut Vec<T>, add: impl Fn(T, T) -> T) {
+    let n = series.len().div_ceil(2);
+    for i in 0..n {
+        let a = series[2 * i];
+        series[i] = match series.get(2 * i + 1) {
+            Some(&b) => add(a, b),
+            None => a,
+        };
+    }
+    series.truncate(n);
+}
 
 /// Why a packet was dropped (`docs/simulator.md`, "Drop causes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -295,8 +316,26 @@ impl FlowRecorder {
         if t >= start && t < end {
             return idx;
         }
+        self.new_bin(t)
+    }
+
+    /// Look up the bin of `t` outside the cached one, coarsening the series when `t` lies past
+    /// [`MAX_BINS`] bins.
+    #[cold]
+    fn new_bin(&mut self, t: u64) -> usize {
+        while t / self.bin_ns >= MAX_BINS as u64 {
+            for series in [
+                &mut self.sent_series,
+                &mut self.recv_series,
+                &mut self.goodput_series,
+            ] {
+                merge_pairs(series, |a, b| a + b);
+            }
+            self.bin_ns = self.bin_ns.saturating_mul(2);
+        }
         let n = t / self.bin_ns;
-        let idx = usize::try_from(n).unwrap_or(usize::MAX - 1);
+        // Below MAX_BINS, so the index fits.
+        let idx = n as usize;
         let start = n * self.bin_ns;
         self.last_bin = (start, start.saturating_add(self.bin_ns), idx);
         idx
@@ -386,7 +425,7 @@ impl FlowRecorder {
         }
     }
 
-    /// Wire bytes sent per bin (whole run, not only the window).
+    /// Wire bytes sent per bin of [`FlowRecorder::bin_width`] (whole run, not only the window).
     pub fn sent_series(&self) -> &[u64] {
         &self.sent_series
     }
@@ -401,9 +440,20 @@ impl FlowRecorder {
         &self.goodput_series
     }
 
-    /// Bin width of the series.
+    /// Bin width of the series: the configured width, doubled once for each time the run went
+    /// past [`MAX_BINS`] bins.
     pub fn bin_width(&self) -> Duration {
         Duration::from_nanos(self.bin_ns)
+    }
+
+    /// Heap bytes held: the delay histogram, the three series and the optional delay log.
+    pub fn heap_bytes(&self) -> usize {
+        self.delay.heap_bytes()
+            + (self.sent_series.capacity()
+                + self.recv_series.capacity()
+                + self.goodput_series.capacity())
+                * size_of::<u64>()
+            + self.delays.capacity() * size_of::<(Time, Duration)>()
     }
 
     /// Every delivered packet's (arrival time, delay), when [`StatsConfig::record_delays`].
@@ -480,6 +530,12 @@ impl Occupancy {
             self.series.push(self.bin_area / self.bin_ns as f64);
             self.bin_area = 0.0;
             self.last_t = self.bin_end;
+            if self.series.len() == MAX_BINS {
+                // Full: halve the resolution. MAX_BINS is even, so the merged bins end at
+                // `last_t` and the next one starts there.
+                merge_pairs(&mut self.series, |a, b| (a + b) / 2.0);
+                self.bin_ns = self.bin_ns.saturating_mul(2);
+            }
             self.bin_end = (self.last_t / self.bin_ns + 1).saturating_mul(self.bin_ns);
         }
     }
@@ -519,9 +575,15 @@ impl Occupancy {
         self.advance(now);
     }
 
-    /// Time-weighted mean per completed bin.
+    /// Time-weighted mean per completed bin of [`Occupancy::bin_width`].
     pub fn series(&self) -> &[f64] {
         &self.series
+    }
+
+    /// Bin width of the series: the configured width, doubled once for each time the run went
+    /// past [`MAX_BINS`] bins.
+    pub fn bin_width(&self) -> Duration {
+        Duration::from_nanos(self.bin_ns)
     }
 
     /// Time-weighted mean from time zero to the last update.
@@ -662,6 +724,60 @@ mod tests {
         assert_eq!(r.sent_series(), &[100, 100]);
         assert_eq!(r.received_series(), &[100]);
         assert_eq!(r.loss_rate(), 1.0);
+    }
+
+    #[test]
+    fn flow_series_coarsen_past_max_bins() {
+        let cfg = StatsConfig {
+            bin_width: Duration::from_micros(1),
+            ..StatsConfig::default()
+        };
+        let mut r = FlowRecorder::new(&cfg);
+        let us = |i: u64| Time::from_nanos(i * 1000);
+        // One 10 B packet per 1 µs bin, in every bin the series can hold.
+        for i in 0..MAX_BINS as u64 {
+            r.on_sent(us(i), 10, 8);
+            r.on_delivered(us(i), us(i), 10, 8);
+        }
+        assert_eq!(r.sent_series().len(), MAX_BINS);
+        assert_eq!(r.bin_width(), Duration::from_micros(1));
+        // The next bin is one too many: pairs merge, the width doubles, bytes are kept.
+        r.on_sent(us(MAX_BINS as u64), 10, 8);
+        assert_eq!(r.bin_width(), Duration::from_micros(2));
+        assert_eq!(r.sent_series().len(), MAX_BINS / 2 + 1);
+        assert!(r.sent_series()[..MAX_BINS / 2].iter().all(|&b| b == 20));
+        assert_eq!(r.sent_series()[MAX_BINS / 2], 10);
+        assert_eq!(r.received_series().len(), MAX_BINS / 2);
+        assert_eq!(r.goodput_series().iter().sum::<u64>(), 8 * MAX_BINS as u64);
+        // Far later: several doublings at once, never more than MAX_BINS bins.
+        r.on_sent(us(40 * MAX_BINS as u64 + 3), 10, 8);
+        assert_eq!(r.bin_width(), Duration::from_micros(64));
+        assert!(r.sent_series().len() <= MAX_BINS);
+        assert_eq!(
+            r.sent_series().iter().sum::<u64>(),
+            10 * (MAX_BINS as u64 + 2)
+        );
+        assert_eq!(*r.sent_series().last().unwrap(), 10);
+        assert!(r.heap_bytes() <= 3 * MAX_BINS * 8 + r.delay.heap_bytes());
+    }
+
+    #[test]
+    fn occupancy_coarsens_past_max_bins() {
+        let mut o = Occupancy::new(Duration::from_micros(1));
+        // Value 2 in even bins and 4 in odd ones, MAX_BINS + 2 bins in all.
+        for i in 0..MAX_BINS as u64 + 2 {
+            o.set(Time::from_nanos(i * 1000), if i % 2 == 0 { 2 } else { 4 });
+        }
+        o.finish(Time::from_nanos((MAX_BINS as u64 + 2) * 1000));
+        assert_eq!(o.bin_width(), Duration::from_micros(2));
+        assert_eq!(o.series().len(), MAX_BINS / 2 + 1);
+        assert!(
+            o.series().iter().all(|&m| m == 3.0),
+            "{:?}",
+            &o.series()[..4]
+        );
+        assert_eq!(o.mean(), 3.0);
+        assert_eq!(o.max(), 4);
     }
 
     #[test]
