@@ -129,9 +129,10 @@ impl StatsConfig {
 
 /// Delay and jitter statistics of a flow's delivered packets.
 ///
-/// Quantiles come from a [`DelayHistogram`]: HDR buckets with 3 significant digits (under 0.1 %
-/// relative resolution, never finer than 512 ns), in lazily allocated pages (typically a few KiB
-/// per busy flow, at most 186 KiB); count, sum, min and max are exact (integer nanoseconds).
+/// Quantiles come from a [`DelayHistogram`]: HDR buckets with 3 significant digits (a quantile
+/// is at most max(511 ns, value/1024) above the exact one), in lazily allocated pages (≈ 1.3 KiB
+/// per busy direction in the 1000-flow scaling dumbbell, at most 186 KiB); count, sum, min and
+/// max are exact (integer nanoseconds).
 #[derive(Clone, Debug)]
 pub struct DelayStats {
     count: u64,
