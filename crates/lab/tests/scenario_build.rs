@@ -180,9 +180,9 @@ fn too_many_time_series_bins_are_refused() {
     let opts = lab::runner::RunOptions::default();
     // GOOD is 100 s long: 1 ms bins make 100,000 of them.
     let s = Scenario::parse("g.toml", &GOOD.replace("\"500ms\"", "\"1ms\"")).unwrap();
-    let err = lab::runner::build(&s, &opts)
-        .err()
-        .expect("100,000 bins built");
+    let Err(err) = lab::runner::build(&s, &opts) else {
+        panic!("100,000 bins built");
+    };
     let msg = err.to_string();
     assert!(
         msg.contains("100000 time-series bins") && msg.contains("at least 1.525879ms"),
