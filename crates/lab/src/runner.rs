@@ -329,6 +329,28 @@ pub fn build_with<M: netsim::Metering>(
     s: &Scenario,
     opts: &RunOptions,
 ) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
+    // Past MAX_BINS bins netsim coarsens its series (bounded memory), while every table and
+    // report here reads them as `sample_interval` wide: refuse such runs instead (a run that
+    // keeps no series, `CountersOnly`, has nothing to misread).
+    let bin = s.sample_interval.as_nanos().max(1);
+    let bins = s.duration.as_nanos().div_ceil(bin);
+    if (M::FLOWS || M::QUEUES) && bins > netsim::stats::MAX_BINS as u128 {
+        return Err(RunError::Build(format!(
+            "`sample_interval` {:?} cuts `duration` {:?} into {bins} time-series bins; at most {} \
+             are kept: use a `sample_interval` of at least {:?}",
+            s.sample_interval,
+            s.duration,
+            netsim::stats::MAX_BINS,
+            Duration::from_nanos(
+                u64::try_from(
+                    s.duration
+                        .as_nanos()
+                        .div_ceil(netsim::stats::MAX_BINS as u128)
+                )
+                .unwrap_or(u64::MAX)
+            ),
+        )));
+    }
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
     if let Some(max_events) = s.max_events {

@@ -171,3 +171,27 @@ fn export_ns2_refuses_tfrc_variants_and_notices() {
     )
     .is_ok());
 }
+
+/// netsim keeps at most `MAX_BINS` time-series bins (coarser past it) while lab reads every
+/// series as `sample_interval` wide: a run with more bins is refused with the fix, and one
+/// with exactly `MAX_BINS` bins builds.
+#[test]
+fn too_many_time_series_bins_are_refused() {
+    let opts = lab::runner::RunOptions::default();
+    // GOOD is 100 s long: 1 ms bins make 100,000 of them.
+    let s = Scenario::parse("g.toml", &GOOD.replace("\"500ms\"", "\"1ms\"")).unwrap();
+    let Err(err) = lab::runner::build(&s, &opts) else {
+        panic!("100,000 bins built");
+    };
+    let msg = err.to_string();
+    assert!(
+        msg.contains("100000 time-series bins") && msg.contains("at least 1.525879ms"),
+        "{msg}"
+    );
+    let fits = 100_000_000_000u64.div_ceil(netsim::stats::MAX_BINS as u64);
+    let s = Scenario::parse(
+        "g.toml",
+        &GOOD.replace("\"500ms\"", &format!("\"{fits}ns\"")),
+    );
+    assert!(lab::runner::build(&s.unwrap(), &opts).is_ok());
+}
