@@ -470,7 +470,11 @@ fn bad_values_are_rejected_before_anything_runs() {
     let d = dir.path();
     // A very long run: if sweep ran the valid point before checking the bad one, this test
     // would take minutes instead of milliseconds.
-    let long = SCENARIO.replace("duration = \"10s\"", "duration = \"1000000s\"");
+    // (100-s bins keep it within the time-series bin limit, so it would build and run.)
+    let long = SCENARIO.replace(
+        "duration = \"10s\"",
+        "duration = \"1000000s\"\nsample_interval = \"100s\"",
+    );
     std::fs::write(d.join("long.toml"), &long).unwrap();
     let t0 = Instant::now();
     let err = bad(
@@ -486,7 +490,7 @@ fn bad_values_are_rejected_before_anything_runs() {
     );
     assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
     assert!(
-        err.contains("--set flows.udp1.rate=fast: long.toml:38:8:"),
+        err.contains("--set flows.udp1.rate=fast: long.toml:39:8:"),
         "names the --set and the file position:\n{err}"
     );
     assert!(
