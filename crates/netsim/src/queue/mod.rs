@@ -25,21 +25,6 @@ pub trait Queued {
     fn mark_ce(&mut self);
 }
 
-impl Queued for Packet {
-    #[inline]
-    fn size(&self) -> u32 {
-        self.size
-    }
-    #[inline]
-    fn ect(&self) -> bool {
-        self.ect
-    }
-    #[inline]
-    fn mark_ce(&mut self) {
-        self.ce = true;
-    }
-}
-
 /// A packet as the simulator queues it: a handle into its packet store plus the fields queue
 /// disciplines read, 12 bytes instead of the packet's 128 (queues at 1 Gb/s hold hundreds,
 /// and every enqueue and dequeue moved the whole packet). A mark set while queued is copied
@@ -56,20 +41,27 @@ pub struct Slot {
     pub ce: bool,
 }
 
-impl Queued for Slot {
-    #[inline]
-    fn size(&self) -> u32 {
-        self.size
-    }
-    #[inline]
-    fn ect(&self) -> bool {
-        self.ect
-    }
-    #[inline]
-    fn mark_ce(&mut self) {
-        self.ce = true;
-    }
+/// `Packet` and `Slot` name the fields queue disciplines use alike.
+macro_rules! queued_by_fields {
+    ($($t:ty),*) => {$(
+        impl Queued for $t {
+            #[inline]
+            fn size(&self) -> u32 {
+                self.size
+            }
+            #[inline]
+            fn ect(&self) -> bool {
+                self.ect
+            }
+            #[inline]
+            fn mark_ce(&mut self) {
+                self.ce = true;
+            }
+        }
+    )*};
 }
+
+queued_by_fields!(Packet, Slot);
 
 /// A packet a queue refused or evicted, and why.
 #[derive(Clone, Debug, PartialEq)]
