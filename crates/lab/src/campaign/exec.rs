@@ -104,6 +104,35 @@ fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
         (Ok(j), Ok(t)) => Some(format!("{j}_{t}")),
         _ => std::env::var("SLURM_JOB_ID").ok(),
     };
+    let timing = RunTiming {
+        wall_s,
+        cpu_s,
+        slurm_task,
+    };
+    record(c, e, host, timing, outcome)
+}
+
+/// How long a run took and where, for its provenance.
+pub(crate) struct RunTiming {
+    pub wall_s: f64,
+    pub cpu_s: Option<f64>,
+    pub slurm_task: Option<String>,
+}
+
+/// Write a run's result file, or its error file when it failed (a success removes an earlier
+/// error file). Returns whether the run succeeded.
+pub(crate) fn record(
+    c: &Campaign,
+    e: &RunEntry,
+    host: &str,
+    timing: RunTiming,
+    outcome: Result<crate::summary::Summary, String>,
+) -> Result<bool, String> {
+    let RunTiming {
+        wall_s,
+        cpu_s,
+        slurm_task,
+    } = timing;
     let ok = outcome.is_ok();
     let (summary, error) = match outcome {
         Ok(s) => (Some(s), None),

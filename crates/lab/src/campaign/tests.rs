@@ -276,31 +276,13 @@ fn failed_runs_keep_their_error_and_are_run_again() {
     // A failure as `campaign run` records it (a simulator error cannot be provoked with input
     // that passes validation, so the file is written here the way exec writes it).
     let e = &c.manifest.runs[2];
-    let failed = ResultFile {
-        format: RESULT_FORMAT.into(),
-        campaign: c.manifest.campaign.clone(),
-        run: e.id.clone(),
-        index: e.index,
-        point: e.point,
-        seed: e.seed,
-        overrides: e.overrides.clone(),
-        provenance: Provenance {
-            tfrclab_version: VERSION.into(),
-            git_commit: GIT_COMMIT.into(),
-            scenario_hash: c.manifest.scenario_hash.clone(),
-            host: "h".into(),
-            wall_s: 0.0,
-            cpu_s: None,
-            slurm_task: None,
-        },
-        summary: None,
-        error: Some("the simulator gave up".into()),
+    let timing = exec::RunTiming {
+        wall_s: 0.0,
+        cpu_s: None,
+        slurm_task: None,
     };
-    write_atomic(
-        &c.failed_path(e),
-        serde_json::to_string(&failed).unwrap().as_bytes(),
-    )
-    .unwrap();
+    let ok = exec::record(&c, e, "h", timing, Err("the simulator gave up".into())).unwrap();
+    assert!(!ok);
     let scan = c.scan().unwrap();
     assert_eq!(scan.failed.len(), 1);
     assert_eq!(
@@ -313,7 +295,7 @@ fn failed_runs_keep_their_error_and_are_run_again() {
     assert_eq!(m.failed[0].1, "the simulator gave up");
     // A failed result under the name of a finished one is refused.
     let wrong = c.result_path(&c.manifest.runs[3]);
-    std::fs::write(&wrong, serde_json::to_string(&failed).unwrap()).unwrap();
+    std::fs::copy(c.failed_path(e), &wrong).unwrap();
     assert!(c
         .scan()
         .unwrap_err()
