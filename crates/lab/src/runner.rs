@@ -319,22 +319,15 @@ fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -
     }
 }
 
-/// Build the network of `s` (with `seed`), ready to run.
-pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
-    build_with::<netsim::FullStats>(s, opts)
-}
-
-/// [`build`], measuring what `M` says ([`netsim::Metering`]).
-pub fn build_with<M: netsim::Metering>(
-    s: &Scenario,
-    opts: &RunOptions,
-) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
-    // Past MAX_BINS bins netsim coarsens its series (bounded memory), while every table and
-    // report here reads them as `sample_interval` wide: refuse such runs instead (a run that
-    // keeps no series, `CountersOnly`, has nothing to misread).
+/// Refuse a scenario cut into more time-series bins than netsim keeps
+/// ([`netsim::stats::MAX_BINS`]): past that netsim coarsens its series (bounded memory),
+/// while every table and report here reads them as `sample_interval` wide. Runs that keep no
+/// series (`CountersOnly`) have nothing to misread. Checked by [`build`]; callers that write
+/// files can check first.
+pub fn check_bins(s: &Scenario) -> Result<(), RunError> {
     let bin = s.sample_interval.as_nanos().max(1);
     let bins = s.duration.as_nanos().div_ceil(bin);
-    if (M::FLOWS || M::QUEUES) && bins > netsim::stats::MAX_BINS as u128 {
+    if bins > netsim::stats::MAX_BINS as u128 {
         return Err(RunError::Build(format!(
             "`sample_interval` {:?} cuts `duration` {:?} into {bins} time-series bins; at most {} \
              are kept: use a `sample_interval` of at least {:?}",
@@ -350,6 +343,22 @@ pub fn build_with<M: netsim::Metering>(
                 .unwrap_or(u64::MAX)
             ),
         )));
+    }
+    Ok(())
+}
+
+/// Build the network of `s` (with `seed`), ready to run.
+pub fn build(s: &Scenario, opts: &RunOptions) -> Result<(netsim::Simulator, LinkIds), RunError> {
+    build_with::<netsim::FullStats>(s, opts)
+}
+
+/// [`build`], measuring what `M` says ([`netsim::Metering`]).
+pub fn build_with<M: netsim::Metering>(
+    s: &Scenario,
+    opts: &RunOptions,
+) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
+    if M::FLOWS || M::QUEUES {
+        check_bins(s)?;
     }
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);

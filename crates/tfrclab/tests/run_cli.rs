@@ -278,6 +278,21 @@ fn bad_input_exits_2_with_the_position_and_writes_nothing() {
         assert_eq!(entries(dir.path()), ["bad.toml"], "{args:?}");
     }
 
+    // More time-series bins than the simulator keeps: the file and the fix are named.
+    std::fs::write(
+        dir.path().join("long.toml"),
+        DUMBBELL.replacen("duration = \"", "duration = \"1000000", 1),
+    )
+    .unwrap();
+    let out = tfrclab(&["run", "long.toml", "--out", "res"], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("long.toml") && err.contains("use a `sample_interval` of at least"),
+        "{err}"
+    );
+    assert_eq!(entries(dir.path()), ["bad.toml", "long.toml"]);
+
     // An --out that is not a tfrclab folder is refused before running.
     std::fs::create_dir(dir.path().join("precious")).unwrap();
     std::fs::write(dir.path().join("precious/notes.txt"), "mine").unwrap();

@@ -57,6 +57,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
+    // Refused before the output folder exists: bad input writes nothing.
+    if let Err(e) = lab::runner::check_bins(&s) {
+        eprintln!("error: {}: {e}", args.scenario.display());
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    }
     let dir = args
         .out
         .clone()
