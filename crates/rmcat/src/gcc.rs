@@ -313,6 +313,7 @@ pub struct Gcc {
     avg_max: Option<(f64, f64)>,
     rtt: Option<Duration>,
     loss_count: (u64, u64),
+    deltas: u64,
 }
 
 impl Gcc {
@@ -335,6 +336,7 @@ impl Gcc {
             avg_max: None,
             rtt: None,
             loss_count: (0, 0),
+            deltas: 0,
         }
     }
 
@@ -444,6 +446,7 @@ impl Gcc {
             let f_max = self.group_rates.iter().copied().fold(0.0, f64::max);
             let m = self.kalman.update(d_ms, f_max, &self.c);
             self.detector.update(now, m, &self.c);
+            self.deltas += 1;
         }
         self.prev = Some(g);
     }
@@ -530,6 +533,7 @@ impl Gcc {
             a_hat: self.a_hat,
             as_hat: self.as_hat,
             r_hat: self.r_hat,
+            deltas: self.deltas,
         }
     }
 }
@@ -551,4 +555,6 @@ pub struct GccState {
     pub as_hat: f64,
     /// Received rate R_hat (bit/s).
     pub r_hat: f64,
+    /// Inter-group delay variations measured so far.
+    pub deltas: u64,
 }

@@ -22,12 +22,12 @@
 //! for seq in 0..10u64 {
 //!     let sent = Time::from_millis(10 * seq);
 //!     tx.on_packet_sent(sent, seq, 1200);
-//!     rx.on_packet(sent.add(std::time::Duration::from_millis(20)), seq, 1200, 0);
+//!     rx.on_packet(sent.saturating_add(std::time::Duration::from_millis(20)), seq, 1200, 0);
 //! }
 //! let due = rx.poll_timeout().unwrap();
 //! let fb = rx.poll_feedback(due).unwrap();
 //! assert_eq!(fb.wire_len(), fb.encode().len());
-//! tx.on_feedback(due.add(std::time::Duration::from_millis(20)), &fb);
+//! tx.on_feedback(due.saturating_add(std::time::Duration::from_millis(20)), &fb);
 //! assert!(tx.target_rate() >= 150e3);
 //! ```
 //!

@@ -292,7 +292,7 @@ impl Scream {
     /// When the media rate control next runs.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.last_rate_adjust
-            .map(|t| t.add(self.c.rate_adjust_interval))
+            .map(|t| t.saturating_add(self.c.rate_adjust_interval))
     }
 
     /// Runs the media rate control if it is due.

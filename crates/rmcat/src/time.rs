@@ -41,7 +41,7 @@ impl Time {
     }
 
     /// `self + d`, saturating.
-    pub fn add(self, d: Duration) -> Time {
+    pub fn saturating_add(self, d: Duration) -> Time {
         Time(
             self.0
                 .saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
@@ -49,7 +49,7 @@ impl Time {
     }
 
     /// `self - d`, saturating at the epoch.
-    pub fn sub(self, d: Duration) -> Time {
+    pub fn saturating_sub(self, d: Duration) -> Time {
         Time(
             self.0
                 .saturating_sub(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
@@ -76,10 +76,10 @@ mod tests {
     fn saturates() {
         let t = Time::from_millis(5);
         assert_eq!(t.since(Time::from_millis(9)), Duration::ZERO);
-        assert_eq!(t.sub(Duration::from_secs(1)), Time::ZERO);
+        assert_eq!(t.saturating_sub(Duration::from_secs(1)), Time::ZERO);
         assert_eq!(
             Time::from_nanos(u64::MAX)
-                .add(Duration::from_secs(1))
+                .saturating_add(Duration::from_secs(1))
                 .as_nanos(),
             u64::MAX
         );

@@ -18,6 +18,8 @@ struct Outcome {
     mean_target: f64,
     lost: u64,
     feedback_bytes: u64,
+    /// NADA only: (x_curr, r_ref) at the end.
+    nada: Option<(f64, f64)>,
 }
 
 /// `capacity(t)` bit/s, one-way propagation `owd`, a drop-tail buffer of `buffer` bytes.
@@ -70,20 +72,20 @@ fn run(
             }
             seq += 1;
             let gap = f64::from(PACKET) * 8.0 / tx.pacing_rate();
-            next_send = now.add(Duration::from_secs_f64(gap.min(1.0)));
+            next_send = now.saturating_add(Duration::from_secs_f64(gap.min(1.0)));
         }
         // Link.
         if in_service.is_none() {
             if let Some((enq, s, size)) = link.pop_front() {
                 queued_bytes -= u64::from(size);
                 let tx_time = Duration::from_secs_f64(f64::from(size) * 8.0 / capacity(t));
-                in_service = Some((now.add(tx_time), s, size, enq));
+                in_service = Some((now.saturating_add(tx_time), s, size, enq));
             }
         }
         if let Some((done, s, size, enq)) = in_service {
             if now >= done {
                 in_service = None;
-                to_rx.push_back((now.add(owd), s, size));
+                to_rx.push_back((now.saturating_add(owd), s, size));
                 if now > half {
                     qsum += now.since(enq).as_secs_f64();
                     qn += 1;
@@ -99,7 +101,7 @@ fn run(
         }
         while let Some(fb) = rx.poll_feedback(now) {
             fb_bytes += fb.wire_len() as u64;
-            to_tx.push_back((now.add(owd), fb));
+            to_tx.push_back((now.saturating_add(owd), fb));
         }
         while to_tx.front().is_some_and(|f| f.0 <= now) {
             let (_, fb) = to_tx.pop_front().unwrap();
@@ -112,7 +114,7 @@ fn run(
             tsum += tx.target_rate();
             tn += 1;
         }
-        now = now.add(STEP);
+        now = now.saturating_add(STEP);
     }
     let secs_half = secs as f64 / 2.0;
     Outcome {
@@ -121,6 +123,10 @@ fn run(
         mean_target: tsum / tn.max(1) as f64,
         lost,
         feedback_bytes: fb_bytes,
+        nada: match &tx {
+            Controller::Nada(n) => Some((n.state().x_curr, n.reference_rate())),
+            _ => None,
+        },
     }
 }
 
@@ -141,5 +147,15 @@ fn each_controller_fills_a_1mbps_bottleneck_without_a_standing_queue() {
         // ... without holding a queue near the 500-ms buffer (all three target delays of 100 ms
         // or less; SCReAM's target is 100 ms).
         assert!(o.mean_queue < 0.15, "{kind}: queue {}", o.mean_queue);
+        // RFC 8698 §4.3: the gradual update's equilibrium is x_offset = 0, that is
+        // x_curr = PRIO·XREF·RMAX/r_ref (10 ms · 3 Mbit/s / r_ref here). Tolerance 10 %: x_curr
+        // is read at one feedback, between the per-packet delay swings of a 1-ms frame grid.
+        if let Some((x, r)) = o.nada {
+            let expect = 10.0 * 3e6 / r;
+            assert!(
+                (x - expect).abs() < 0.1 * expect,
+                "NADA x_curr {x} vs {expect}"
+            );
+        }
     }
 }

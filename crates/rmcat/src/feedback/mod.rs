@@ -92,6 +92,69 @@ pub fn scream_feedback_interval(rate_media: f64) -> Duration {
     Duration::from_secs_f64(1.0 / per_second)
 }
 
+/// What both receivers track between reports: the first sequence number not yet covered, the
+/// highest received, when the next report falls due, and the received rate (for SCReAM's
+/// rate-dependent interval).
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    config: FeedbackConfig,
+    next_begin: Option<u64>,
+    highest: Option<u64>,
+    next_due: Option<Time>,
+    meter: RateMeter,
+}
+
+impl Pending {
+    pub(crate) fn new(config: FeedbackConfig) -> Pending {
+        Pending {
+            config,
+            next_begin: None,
+            highest: None,
+            next_due: None,
+            meter: RateMeter::default(),
+        }
+    }
+
+    /// Packet `seq` of `size` bytes arrived at `now`; false if an earlier report already said
+    /// it was missing (it is not reported again).
+    pub(crate) fn accept(&mut self, now: Time, seq: u64, size: u32) -> bool {
+        self.meter.on_packet(now, size);
+        if self.next_begin.is_some_and(|b| seq < b) {
+            return false;
+        }
+        self.next_begin.get_or_insert(seq);
+        if self.highest.is_none_or(|h| seq > h) {
+            self.highest = Some(seq);
+        }
+        if self.next_due.is_none() {
+            self.next_due = Some(now.saturating_add(self.config.interval(self.meter.rate())));
+        }
+        true
+    }
+
+    pub(crate) fn poll_timeout(&self) -> Option<Time> {
+        self.next_due
+    }
+
+    /// The range `(first, highest)` a report at `now` should cover, if one is due.
+    pub(crate) fn due(&self, now: Time) -> Option<(u64, u64)> {
+        if now < self.next_due? {
+            return None;
+        }
+        Some((self.next_begin?, self.highest?))
+    }
+
+    /// A report at `now` covered up to `next - 1`; if packets remain, the next is due at once.
+    pub(crate) fn covered(&mut self, now: Time, next: u64) {
+        self.next_begin = Some(next);
+        self.next_due = if self.highest.is_some_and(|h| next <= h) {
+            Some(now)
+        } else {
+            None
+        };
+    }
+}
+
 /// The received media rate over the last [`RateMeter::WINDOW`], which a rate-dependent
 /// feedback interval needs.
 #[derive(Clone, Debug, Default)]

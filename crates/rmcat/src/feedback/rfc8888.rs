@@ -16,7 +16,7 @@
 //! A packet not received has R = 0 and ECN and ATO zero. ATO 0x1FFE means "at least 0x1FFE";
 //! 0x1FFF means "arrival time unavailable" (RFC 8888 §3.1).
 
-use super::{check_rtcp_header, rtcp_header, DecodeError, FeedbackConfig, RateMeter};
+use super::{check_rtcp_header, rtcp_header, DecodeError, FeedbackConfig, Pending};
 use crate::time::Time;
 use std::collections::BTreeMap;
 
@@ -194,62 +194,40 @@ pub fn ntp_units_to_nanos(units: i64) -> i64 {
 /// packets across reports; this one does not, so a lost report loses its packets' metrics).
 #[derive(Clone, Debug)]
 pub struct Rfc8888Receiver {
-    config: FeedbackConfig,
     /// SSRC this receiver reports as (fixed: one receiver per flow).
     pub sender_ssrc: u32,
     /// SSRC of the stream it reports on.
     pub media_ssrc: u32,
     arrivals: BTreeMap<u64, (Time, u8)>,
-    /// First sequence number not yet covered by a report.
-    next_begin: Option<u64>,
-    highest: Option<u64>,
-    next_due: Option<Time>,
-    meter: RateMeter,
+    pending: Pending,
 }
 
 impl Rfc8888Receiver {
-    /// A receiver reporting every `config.interval`.
+    /// A receiver reporting at `config`'s interval.
     pub fn new(config: FeedbackConfig) -> Rfc8888Receiver {
         Rfc8888Receiver {
-            config,
             sender_ssrc: 2,
             media_ssrc: 1,
             arrivals: BTreeMap::new(),
-            next_begin: None,
-            highest: None,
-            next_due: None,
-            meter: RateMeter::default(),
+            pending: Pending::new(config),
         }
     }
 
     /// Packet `seq` of `size` bytes arrived at `now` with ECN codepoint `ecn`.
     pub fn on_packet(&mut self, now: Time, seq: u64, size: u32, ecn: u8) {
-        self.meter.on_packet(now, size);
-        if self.next_begin.is_some_and(|b| seq < b) {
-            return; // already reported as missing
-        }
-        self.next_begin.get_or_insert(seq);
-        self.arrivals.insert(seq, (now, ecn & 3));
-        if self.highest.is_none_or(|h| seq > h) {
-            self.highest = Some(seq);
-        }
-        if self.next_due.is_none() {
-            self.next_due = Some(now.add(self.config.interval(self.meter.rate())));
+        if self.pending.accept(now, seq, size) {
+            self.arrivals.insert(seq, (now, ecn & 3));
         }
     }
 
     /// When the next report falls due.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.next_due
+        self.pending.poll_timeout()
     }
 
     /// The report due at `now`, if any.
     pub fn poll_feedback(&mut self, now: Time) -> Option<CcfbReport> {
-        let due = self.next_due?;
-        if now < due {
-            return None;
-        }
-        let (begin, highest) = (self.next_begin?, self.highest?);
+        let (begin, highest) = self.pending.due(now)?;
         let end = highest.min(begin + MAX_REPORTS as u64 - 1);
         let rts = ntp_mid(now);
         let mut metrics = Vec::with_capacity((end - begin + 1) as usize);
@@ -259,8 +237,7 @@ impl Rfc8888Receiver {
                 Some((at, ecn)) => {
                     // Offset in 1/1024 s, rounded to nearest; the report's own timestamp has
                     // 1/65536-s resolution, so the arrival is recovered to within ~0.5 ms.
-                    let units =
-                        (u128::from(now.since(at).as_nanos()) * 1024 + 500_000_000) / 1_000_000_000;
+                    let units = (now.since(at).as_nanos() * 1024 + 500_000_000) / 1_000_000_000;
                     PacketMetric {
                         received: true,
                         ecn,
@@ -269,12 +246,7 @@ impl Rfc8888Receiver {
                 }
             });
         }
-        self.next_begin = Some(end + 1);
-        self.next_due = if end < highest {
-            Some(now) // more to report: the caller polls again at once
-        } else {
-            None
-        };
+        self.pending.covered(now, end + 1);
         Some(CcfbReport {
             sender_ssrc: self.sender_ssrc,
             blocks: vec![ReportBlock {

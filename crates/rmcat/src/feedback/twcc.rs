@@ -18,7 +18,7 @@
 //! negative delta, 11 reserved. The first received packet's delta is relative to the reference
 //! time; each later one to the previous received packet.
 
-use super::{check_rtcp_header, rtcp_header, DecodeError, FeedbackConfig, RateMeter};
+use super::{check_rtcp_header, rtcp_header, DecodeError, FeedbackConfig, Pending};
 use crate::time::Time;
 use std::collections::BTreeMap;
 
@@ -265,63 +265,42 @@ impl TwccFeedback {
 /// delta (over 8.19 s) ends the message; the next message starts a new reference time.
 #[derive(Clone, Debug)]
 pub struct TwccReceiver {
-    config: FeedbackConfig,
     /// SSRC this receiver reports as.
     pub sender_ssrc: u32,
     /// SSRC of the media source.
     pub media_ssrc: u32,
     arrivals: BTreeMap<u64, Time>,
-    next_begin: Option<u64>,
-    highest: Option<u64>,
-    next_due: Option<Time>,
-    meter: RateMeter,
+    pending: Pending,
     fb_count: u8,
 }
 
 impl TwccReceiver {
-    /// A receiver sending feedback every `config.interval`.
+    /// A receiver sending feedback at `config`'s interval.
     pub fn new(config: FeedbackConfig) -> TwccReceiver {
         TwccReceiver {
-            config,
             sender_ssrc: 2,
             media_ssrc: 1,
             arrivals: BTreeMap::new(),
-            next_begin: None,
-            highest: None,
-            next_due: None,
-            meter: RateMeter::default(),
+            pending: Pending::new(config),
             fb_count: 0,
         }
     }
 
     /// Packet with transport-wide sequence number `seq` and `size` bytes arrived at `now`.
     pub fn on_packet(&mut self, now: Time, seq: u64, size: u32) {
-        self.meter.on_packet(now, size);
-        if self.next_begin.is_some_and(|b| seq < b) {
-            return;
-        }
-        self.next_begin.get_or_insert(seq);
-        self.arrivals.insert(seq, now);
-        if self.highest.is_none_or(|h| seq > h) {
-            self.highest = Some(seq);
-        }
-        if self.next_due.is_none() {
-            self.next_due = Some(now.add(self.config.interval(self.meter.rate())));
+        if self.pending.accept(now, seq, size) {
+            self.arrivals.insert(seq, now);
         }
     }
 
     /// When the next message falls due.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.next_due
+        self.pending.poll_timeout()
     }
 
     /// The message due at `now`, if any.
     pub fn poll_feedback(&mut self, now: Time) -> Option<TwccFeedback> {
-        let due = self.next_due?;
-        if now < due {
-            return None;
-        }
-        let (begin, highest) = (self.next_begin?, self.highest?);
+        let (begin, highest) = self.pending.due(now)?;
         let first_arrival = self.arrivals.range(begin..).next().map(|(_, &t)| t)?;
         let reference_time =
             (first_arrival.as_nanos() as i64 / REFERENCE_TICK_NS) as i32 & 0x7f_ffff; // stays in 24 signed bits: wraps after ~6 days
@@ -342,8 +321,7 @@ impl TwccReceiver {
             }
             seq += 1;
         }
-        self.next_begin = Some(seq);
-        self.next_due = if seq <= highest { Some(now) } else { None };
+        self.pending.covered(now, seq);
         let fb = TwccFeedback {
             sender_ssrc: self.sender_ssrc,
             media_ssrc: self.media_ssrc,
