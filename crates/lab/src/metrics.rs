@@ -51,6 +51,8 @@ pub struct FlowMetrics {
     pub smoothness_cov: f64,
     /// Received packets that crossed an untrusted node unprotected (E6).
     pub exposed_packets: u64,
+    /// Received packets carrying an ECN-CE mark (an AQM marked them instead of dropping them).
+    pub marked_packets: u64,
 }
 
 /// What one flow's metrics are computed from.
@@ -113,6 +115,7 @@ pub fn flow_metrics(input: &FlowInput<'_>, window: Duration) -> FlowMetrics {
         jitter_rfc3550_s: d.rfc3550_secs(),
         smoothness_cov: smoothness(r.sent_series(), r.bin_width(), input.active),
         exposed_packets: r.exposed,
+        marked_packets: r.marked,
     }
 }
 
@@ -404,6 +407,7 @@ mod tests {
             jitter_rfc3550_s: 0.0,
             smoothness_cov: 0.0,
             exposed_packets: 0,
+            marked_packets: 0,
         }
     }
 

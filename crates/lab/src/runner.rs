@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use netsim::agents::{
     AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, NullSink,
-    TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    OnOff, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -269,13 +269,24 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             };
             (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
         }
-        FlowKind::Tfrc { app_rate_bps, .. } => {
+        FlowKind::Tfrc {
+            app_rate_bps,
+            app_on_off,
+            ..
+        } => {
             let profile = tfrc_profile(flow)
                 .ok_or_else(|| RunError::Build("not a TFRC flow".into()))?
                 .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
-            let app = match app_rate_bps {
-                Some(r) => TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX)),
-                None => TfrcApp::Bulk,
+            let app = match (app_rate_bps, app_on_off) {
+                (Some(r), None) => {
+                    TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX))
+                }
+                (Some(r), Some((on, off))) => TfrcApp::OnOff(OnOff::new(
+                    CbrClock::new(flow.packet_size, *r, false, u64::MAX),
+                    *on,
+                    *off,
+                )),
+                (None, _) => TfrcApp::Bulk,
             };
             let bad =
                 |e: tfrc::ConfigError| RunError::Build(format!("flow \"{}\": {e}", flow.name));
@@ -405,6 +416,9 @@ pub fn build_with<M: netsim::Metering>(
         let id = b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
         if s.protection.flows.contains(&i) {
             b.protect_flow(id, true);
+        }
+        if f.ecn {
+            b.ecn_capable_flow(id, true);
         }
         if classify && matches!(f.kind, FlowKind::Tfrc { .. }) {
             b.record_drop_causes(id, true);

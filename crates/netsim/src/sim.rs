@@ -21,7 +21,7 @@ use crate::agents::AnyAgent;
 use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
-use crate::policy::{HostStage, Marking, NodePolicy};
+use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy};
 use crate::queue::Slot;
 use crate::routing::Routes;
 pub(crate) use crate::sched::Key;
@@ -177,6 +177,8 @@ pub(crate) struct AgentSlot {
     pub sampled: bool,
     /// How the host marks the packets this agent sends.
     pub marking: Marking,
+    /// Whether the host sets ECT on them.
+    pub ecn: EcnCapability,
     /// Packets this agent sent, being processed before they enter the network.
     pub egress: HostStage,
     /// Packets for this agent, being processed before it gets them.
@@ -715,6 +717,7 @@ impl<M: Metering> Simulator<M> {
         pkt.uid = self.next_uid;
         self.next_uid += 1;
         slot.marking.apply(&mut pkt);
+        slot.ecn.apply(&mut pkt);
         let node = slot.node;
         self.count_sent();
         let f = &mut self.flows[pkt.flow as usize];
@@ -825,6 +828,9 @@ impl<M: Metering> Simulator<M> {
             f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
                 f.rec[d].on_exposed(self.now);
+            }
+            if pkt.ce {
+                f.rec[d].on_marked(self.now);
             }
         }
         self.call_agent(idx, move |a, ctx| a.on_packet(pkt, ctx));

@@ -31,6 +31,7 @@
 
 pub mod beyond;
 pub mod claims;
+mod family;
 pub mod printed;
 pub mod seed000;
 pub mod seed001;

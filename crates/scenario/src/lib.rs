@@ -336,6 +336,10 @@ pub struct Flow {
     pub stop: Duration,
     /// `packet_size`: payload bytes (tcp and tfrc default 1000, udp 210).
     pub packet_size: u32,
+    /// `ecn` (tfrc flows; default false): the data packets are ECN-capable (NS-2's `ecn_`), so
+    /// a RED queue with `setbit` marks them instead of dropping them early, and the receiver
+    /// counts each mark as a loss (RFC 5348 §5.1).
+    pub ecn: bool,
     /// Kind and kind-specific settings.
     pub kind: FlowKind,
 }
@@ -369,6 +373,9 @@ pub enum FlowKind {
         profile: TfrcProfile,
         /// `app_rate`: a CBR application feeding the sender, bit/s; None: always has data.
         app_rate_bps: Option<f64>,
+        /// `app_on`, `app_off`: the application is on for the first, silent for the second,
+        /// and so on from the flow's start (an on-off source); None: always on.
+        app_on_off: Option<(Duration, Duration)>,
         /// `variants`: seed-paper variants applied to the profile (validated against the
         /// catalogue `tfrc::variants`, in file order; empty: the plain profile).
         variants: Vec<tfrc::variants::VariantChoice>,
@@ -460,6 +467,9 @@ pub struct Tolerances {
     pub loss: f64,
     /// …or absolute (default 0.005), whichever is larger.
     pub loss_abs: f64,
+    /// Mark rate (marked / received packets) of a flow whose packets were marked, relative
+    /// (default 0.25), or absolute `loss_abs`, whichever is larger.
+    pub marks: f64,
     /// `seeds`: run both simulators with each of these seeds and compare the means (for
     /// random scenarios whose single runs are too noisy for the tolerances); empty (the
     /// default) means the scenario's own seed.
@@ -481,6 +491,7 @@ impl Default for Tolerances {
             delay: 0.10,
             loss: 0.25,
             loss_abs: 0.005,
+            marks: 0.25,
             seeds: Vec::new(),
             start_jitter: Duration::ZERO,
             why: None,

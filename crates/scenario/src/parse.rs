@@ -531,6 +531,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                 (&mut t.delay, &v.delay),
                 (&mut t.loss, &v.loss),
                 (&mut t.loss_abs, &v.loss_abs),
+                (&mut t.marks, &v.marks),
             ] {
                 if let Some(x) = value {
                     if *x.get_ref() >= 0.0 && x.get_ref().is_finite() {
@@ -1566,7 +1567,7 @@ fn flow_spec(
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 8] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 10] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
@@ -1581,6 +1582,8 @@ fn flow_spec(
             "udp",
         ),
         ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
+        ("app_on", f.app_on.as_ref().map(|v| v.span()), "tfrc"),
+        ("app_off", f.app_off.as_ref().map(|v| v.span()), "tfrc"),
         ("variants", f.variants.as_ref().map(|v| v.span()), "tfrc"),
         ("delayed_ack", None, "tcp"),
     ];
@@ -1617,6 +1620,28 @@ fn flow_spec(
             format!("`delayed_ack` is a tcp key, but flow \"{name}\" has kind = \"{kind_name}\""),
             format!("only keys that apply to {kind_name} flows"),
         );
+    }
+    if let Some(e) = &f.ecn {
+        match kind_name {
+            "tfrc" => {}
+            "tcp" if !*e.get_ref() => {}
+            "tcp" => cx.err(
+                e.span(),
+                format!(
+                    "flow \"{name}\": ecn = true on a tcp flow; the TCP agents do not yet echo or \
+                     answer ECN marks (issue 31), so a marking queue would get no response"
+                ),
+                "ecn on tfrc flows (or ecn = false)".to_string(),
+            ),
+            _ => cx.err(
+                e.span(),
+                format!(
+                    "`ecn` is a tfrc key, but flow \"{name}\" has kind = \"{kind_name}\" \
+                     (NS-2's UDP agent is never ECN-capable)"
+                ),
+                format!("only keys that apply to {kind_name} flows"),
+            ),
+        }
     }
     if f.random.is_some() && kind_name != "udp" {
         cx.err(
@@ -1819,9 +1844,43 @@ fn flow_spec(
                 Some(v) => variant_list(cx, v, base),
                 None => Vec::new(),
             };
+            let app_on_off = match (&f.app_on, &f.app_off) {
+                (None, None) => None,
+                (Some(on), Some(off)) => {
+                    let on_d = cx.duration(on, "app_on")?;
+                    let off_d = cx.duration(off, "app_off")?;
+                    if app_rate_bps.is_none() {
+                        cx.err(
+                            on.span(),
+                            format!(
+                                "flow \"{name}\": app_on/app_off switch the CBR application, but \
+                                 the flow has no app_rate (it always has data)"
+                            ),
+                            "app_rate = \"...\" with app_on and app_off".to_string(),
+                        );
+                    }
+                    if on_d.is_zero() {
+                        cx.err(
+                            on.span(),
+                            format!("flow \"{name}\": app_on must be longer than 0"),
+                            "a positive duration, e.g. \"2s\"".to_string(),
+                        );
+                    }
+                    Some((on_d, off_d))
+                }
+                (Some(k), None) | (None, Some(k)) => {
+                    cx.err(
+                        k.span(),
+                        format!("flow \"{name}\": app_on and app_off come together"),
+                        "both app_on and app_off".to_string(),
+                    );
+                    None
+                }
+            };
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                app_on_off,
                 variants,
             }
         }
@@ -1833,6 +1892,7 @@ fn flow_spec(
         start,
         stop,
         packet_size,
+        ecn: f.ecn.as_ref().is_some_and(|e| *e.get_ref()),
         kind,
     })
 }

@@ -64,6 +64,7 @@ fn good_scenario_parses_with_units() {
         FlowKind::Tfrc {
             profile: TfrcProfile::Ns2,
             app_rate_bps: None,
+            app_on_off: None,
             ref variants,
         } if variants.is_empty()
     ));
@@ -811,4 +812,41 @@ fn max_events_is_a_positive_budget() {
         "`max_events` is not positive",
         "≥ 1",
     );
+}
+
+/// `ecn` on a TFRC flow sets `Flow::ecn`; on a TCP flow `ecn = true` is refused (its agents
+/// do not answer marks yet), on a UDP flow the key is refused.
+#[test]
+fn ecn_key() {
+    let t = with_tfrc_line("ecn = true");
+    let s = Scenario::parse("ecn.toml", &t).unwrap();
+    assert!(s.flows[0].ecn);
+    assert!(!s.flows[1].ecn);
+    let s = Scenario::parse("ecn.toml", GOOD).unwrap();
+    assert!(!s.flows[0].ecn);
+    let t = GOOD.replace("window = 100", "window = 100\necn = true");
+    one_at(&t, "true", "ecn = true on a tcp flow", "ecn on tfrc flows");
+    let t = GOOD.replace("window = 100", "window = 100\necn = false");
+    assert!(Scenario::parse("ecn.toml", &t).is_ok());
+}
+
+/// `app_on`/`app_off`: an on-off application on a TFRC flow with `app_rate`; both or
+/// neither, and only with an application.
+#[test]
+fn app_on_off_keys() {
+    let t = with_tfrc_line("app_rate = \"1Mb\"\napp_on = \"2s\"\napp_off = \"3s\"");
+    let s = Scenario::parse("onoff.toml", &t).unwrap();
+    assert!(matches!(
+        s.flows[0].kind,
+        FlowKind::Tfrc {
+            app_on_off: Some((on, off)),
+            ..
+        } if on == Duration::from_secs(2) && off == Duration::from_secs(3)
+    ));
+    let t = with_tfrc_line("app_rate = \"1Mb\"\napp_on = \"2s\"");
+    one_at(&t, "\"2s\"", "app_on and app_off come together", "both");
+    let t = with_tfrc_line("app_on = \"2s\"\napp_off = \"3s\"");
+    one_at(&t, "\"2s\"", "has no app_rate", "app_rate");
+    let t = GOOD.replace("window = 100", "window = 100\napp_on = \"1s\"");
+    one_at(&t, "\"1s\"", "`app_on` is a tfrc key", "tcp");
 }

@@ -378,6 +378,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             start: _,
             stop: _,
             packet_size,
+            ecn: _,
             kind,
         } = flow;
         let item = format!("flow {name:?}");
@@ -445,6 +446,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                app_on_off: _,
                 variants,
             } => {
                 // The variants are policies of tfrclab's TFRC core; NS-2.35's Agent/TFRC has
@@ -1121,6 +1123,7 @@ impl<'a> Writer<'a> {
                 FlowKind::Tfrc {
                     profile: _,
                     app_rate_bps,
+                    app_on_off,
                     // Refused in `check`.
                     variants: _,
                 } => {
@@ -1139,6 +1142,11 @@ impl<'a> Writer<'a> {
                         );
                         self.line(format!("$src({i}) set SndrType_ 1"));
                     }
+                    if flow.ecn {
+                        // ECN-capable: data packets carry ECT; the sink counts CE marks as
+                        // losses (ns2-reference §1a).
+                        self.line(format!("$src({i}) set ecn_ 1"));
+                    }
                     self.attach(i, a, b, "Agent/TFRCSink");
                     match app_rate_bps {
                         Some(rate) => {
@@ -1152,6 +1160,20 @@ impl<'a> Writer<'a> {
                                     "$ns at {} \"$app({i}) start\"",
                                     secs(flow.start)
                                 ));
+                            }
+                            if let Some((on, off)) = app_on_off {
+                                // The on-off application: the CBR stopped at the end of each on
+                                // period and started again after the off period.
+                                let mut t = flow.start + *on;
+                                while t < flow.stop {
+                                    self.line(format!("$ns at {} \"$app({i}) stop\"", secs(t)));
+                                    t += *off;
+                                    if t >= flow.stop {
+                                        break;
+                                    }
+                                    self.line(format!("$ns at {} \"$app({i}) start\"", secs(t)));
+                                    t += *on;
+                                }
                             }
                             if stops {
                                 // The agent stops too, so that queued data is not sent on.

@@ -12,7 +12,7 @@ pub mod udp;
 pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
-pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
+pub use tfrc::{OnOff, TfrcApp, TfrcReceiver, TfrcSender};
 pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
 
 use crate::agent::{Agent, AgentCtx, AppCounters};
