@@ -48,6 +48,9 @@ pub struct Summary {
     /// (`docs/metrics.md`, "Variant metrics").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tfrc: Vec<variants::TfrcSummary>,
+    /// Per media flow: frame-level results (`docs/media.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::media::MediaSummary>,
 }
 
 /// One link direction.
@@ -285,6 +288,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         links,
         accounting,
         tfrc: variants::tfrc_summaries(s, &out.internals),
+        media: crate::media::media_summaries(s, out),
     }
 }
 
