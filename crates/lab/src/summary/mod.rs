@@ -716,6 +716,7 @@ pub fn write_summary_json(path: &Path, s: &Summary) -> anyhow::Result<()> {
             links: s.links[..first(s.links.len())].to_vec(),
             accounting: s.accounting[..first(s.accounting.len())].to_vec(),
             tfrc: s.tfrc[..first(s.tfrc.len())].to_vec(),
+            media: s.media[..first(s.media.len())].to_vec(),
         };
         Cut {
             summary: &cut,
