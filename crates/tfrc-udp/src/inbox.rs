@@ -13,7 +13,18 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::receiver::Delivered;
+/// A message delivered to the application.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    /// The session it belongs to.
+    pub session: u64,
+    /// The TFRC sequence number it travelled with (gaps are losses; arrival order is kept).
+    pub seq: u64,
+    /// The payload.
+    pub payload: Vec<u8>,
+    /// One-way delay, when sender and receiver share a clock.
+    pub delay: Option<Duration>,
+}
 
 /// Bytes a message costs against the bounds beyond its payload (the `Delivered` and the
 /// queue's slot), so that many empty messages are bounded too.

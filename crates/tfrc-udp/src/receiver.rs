@@ -30,6 +30,7 @@ use tfrc_protect::{
 
 use crate::admission::{Budgets, HandshakeBudget, UsedTokens};
 use crate::frame::{self, Hello, Kind, Mode};
+pub use crate::inbox::Delivered;
 use crate::inbox::{Inbox, SharedInbox};
 use crate::stats::{DelayStats, Drops, ReceiverReport, IP_UDP_OVERHEAD};
 use crate::sys;
@@ -124,19 +125,6 @@ const USEFUL_BIN: Duration = Duration::from_secs(2);
 
 /// Reports of ended sessions kept for [`ReceiverEngine::reports`].
 const MAX_FINISHED: usize = 1024;
-
-/// A message delivered to the application.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Delivered {
-    /// The session it belongs to.
-    pub session: u64,
-    /// The TFRC sequence number it travelled with (gaps are losses; arrival order is kept).
-    pub seq: u64,
-    /// The payload.
-    pub payload: Vec<u8>,
-    /// One-way delay, when sender and receiver share a clock.
-    pub delay: Option<Duration>,
-}
 
 // One per session, so the size of the keyed variant does not matter.
 #[allow(clippy::large_enum_variant)]

@@ -192,37 +192,6 @@ impl Sink {
     }
 }
 
-/// Which termination signal arrived, if any.
-pub(crate) struct Signals {
-    int: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    term: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Signals {
-    /// Catch SIGINT and SIGTERM from now on: they set flags instead of killing the process.
-    pub(crate) fn catch() -> io::Result<Signals> {
-        let s = Signals {
-            int: Default::default(),
-            term: Default::default(),
-        };
-        signal_hook::flag::register(signal_hook::consts::SIGINT, s.int.clone())?;
-        signal_hook::flag::register(signal_hook::consts::SIGTERM, s.term.clone())?;
-        Ok(s)
-    }
-
-    /// The exit code of a process ended by the signal that arrived (128 + its number).
-    pub(crate) fn exit_code(&self) -> Option<u8> {
-        use std::sync::atomic::Ordering::SeqCst;
-        if self.int.load(SeqCst) {
-            Some(128 + signal_hook::consts::SIGINT as u8)
-        } else if self.term.load(SeqCst) {
-            Some(128 + signal_hook::consts::SIGTERM as u8)
-        } else {
-            None
-        }
-    }
-}
-
 /// Run the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let listen = match resolve("--listen", &args.listen) {
@@ -297,7 +266,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         max_sessions_per_address: args.max_per_address as usize,
         ..ReceiverOptions::default()
     };
-    let signals = Signals::catch()?;
+    let signals = super::Signals::catch()?;
     let rx = match Receiver::bind(listen, opts) {
         Ok(r) => r,
         Err(e) => return Ok(bad_input(&format!("--listen {listen}: {e}"))),

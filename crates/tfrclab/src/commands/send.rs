@@ -379,7 +379,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         host_queue: args.host_queue,
         ..SenderOptions::default()
     };
-    let signals = super::recv::Signals::catch()?;
+    let signals = super::Signals::catch()?;
     let status = Status::new(args.quiet);
     status.show(&format!("send: connecting to {to} ..."));
     let tx = match Sender::connect(to, opts) {
