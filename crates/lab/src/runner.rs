@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use netsim::agents::{
-    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, NullSink,
-    TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender,
+    MediaReceiver, MediaSender, NullSink, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink,
+    TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -19,8 +20,8 @@ use netsim::{
 };
 
 use scenario::{
-    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedAverage, RedMaxP, RedParams,
-    RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
+    Flow, FlowKind, LinkDirection, Loss, LossModel, MediaController, MediaSource, Queue,
+    RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
 };
 
 /// For each scenario link, its forward and (duplex) reverse simplex link ids.
@@ -184,13 +185,17 @@ fn applies(d: LinkDirection, forward: bool) -> bool {
     )
 }
 
-/// The TFRC profile a flow runs, with its segment size and its `variants` applied (`None` for
-/// other kinds). Validation has applied the same variants, so the error is only for a
+/// The TFRC profile a flow runs (a TFRC flow, or a media flow over TFRC), with its segment
+/// size and its `variants` applied (`None` for other kinds). Validation has applied the same variants, so the error is only for a
 /// scenario built by hand.
 pub fn tfrc_profile(flow: &Flow) -> Option<Result<tfrc::Profile, tfrc::variants::VariantError>> {
     match &flow.kind {
         FlowKind::Tfrc {
             profile, variants, ..
+        }
+        | FlowKind::Media {
+            controller: MediaController::Tfrc { profile, variants },
+            ..
         } => {
             let base = match profile {
                 TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
@@ -228,6 +233,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             window,
             window_init,
             delayed_ack,
+            on_off,
         } => {
             let v = match variant {
                 TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
@@ -267,7 +273,45 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                     TcpSinkConfig::ns2()
                 }
             };
-            (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
+            let sender = TcpSender::new(cfg);
+            let sender: AnyAgent = match on_off {
+                Some(o) => OnOffTcp::new(
+                    sender,
+                    OnOffConfig {
+                        size_min: o.size_min,
+                        size_max: o.size_max,
+                        off_mean: o.off_mean,
+                        start_on: o.start_on,
+                    },
+                )
+                .into(),
+                None => sender.into(),
+            };
+            (sender, TcpSink::new(sink).into())
+        }
+        FlowKind::Media {
+            controller: MediaController::Tfrc { .. },
+            source,
+            deadline,
+            pauses,
+        } => {
+            let profile = tfrc_profile(flow)
+                .ok_or_else(|| RunError::Build("not a media flow over TFRC".into()))?
+                .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
+            let bad = |e: String| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let app = media::sender::MediaSender::new(
+                media_source(source).map_err(|e| bad(e.to_string()))?,
+                flow.packet_size,
+                u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX),
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            (
+                MediaSender::tfrc(app, &profile)
+                    .map_err(bad)?
+                    .with_pauses(pauses.iter().map(|&(a, b)| (time(a), time(b))).collect())
+                    .into(),
+                MediaReceiver::tfrc(&profile).map_err(bad)?.into(),
+            )
         }
         FlowKind::Tfrc { app_rate_bps, .. } => {
             let profile = tfrc_profile(flow)
@@ -291,6 +335,16 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             )
         }
     })
+}
+
+/// The video source a media flow's application runs.
+pub fn media_source(s: &MediaSource) -> Result<media::Source, media::ConfigError> {
+    match s {
+        MediaSource::Statistical(cfg) => media::Source::statistical(cfg.clone()),
+        MediaSource::Trace { trace, looped, .. } => {
+            Ok(media::Source::trace(trace.clone(), *looped))
+        }
+    }
 }
 
 /// How a run of `s` gathers statistics (bins, measurement window); `validate` reads NS-2's

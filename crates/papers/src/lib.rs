@@ -32,6 +32,7 @@
 pub mod beyond;
 pub mod claims;
 pub mod printed;
+pub mod rfc8867;
 pub mod seed000;
 pub mod seed001;
 pub mod seed002;
@@ -368,6 +369,16 @@ pub trait Paper: Sync {
     ) -> Vec<MetricValue> {
         Vec::new()
     }
+    /// Time series to keep from the first seed's replicated run of each configuration, for
+    /// the report's charts (kept in memory, not written to `runs.csv`). Default: none.
+    fn series(
+        &self,
+        _experiment: &Experiment,
+        _scenario: &Scenario,
+        _run: &RunOutput,
+    ) -> Vec<report::Series> {
+        Vec::new()
+    }
     /// The report, from the results of [`Paper::experiments`].
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String>;
 }
@@ -416,6 +427,11 @@ pub fn registry() -> Vec<Entry> {
             title: beyond::Beyond.title(),
             paper: &beyond::Beyond,
         },
+        Entry {
+            id: "rfc8867",
+            title: rfc8867::Rfc8867.title(),
+            paper: &rfc8867::Rfc8867,
+        },
     ]
 }
 
@@ -462,6 +478,8 @@ pub struct RunResult {
     /// Every number of the run: `summary.json`'s metrics as `sweep` aggregates them
     /// ([`metric_values`]), then the paper's [`Paper::measure`] values.
     pub values: Vec<MetricValue>,
+    /// The paper's [`Paper::series`], for the first seed's replicated run only.
+    pub series: Vec<report::Series>,
 }
 
 impl RunResult {
@@ -768,6 +786,11 @@ fn run_task(p: &Prepared, t: &Task) -> Result<(RunResult, Duration), String> {
     let summary = summary::summarize(&s, &out);
     let mut values = metric_values(&summary);
     values.extend(p.paper.measure(e, &s, &out));
+    let series = if t.replicated && t.seed == 1 {
+        p.paper.series(e, &s, &out)
+    } else {
+        Vec::new()
+    };
     Ok((
         RunResult {
             experiment: e.id.clone(),
@@ -777,6 +800,7 @@ fn run_task(p: &Prepared, t: &Task) -> Result<(RunResult, Duration), String> {
             offsets,
             summary,
             values,
+            series,
         },
         out.wall,
     ))
