@@ -22,7 +22,8 @@
 #   --bottleneck sender, issue 16's shaped uplink). --bottleneck: where the tbf is (default
 #   router). --delay:
 #   one-way propagation delay (default 10 ms; 0: none). --segment-size: TFRC's s (default
-#   1424 B, so its IP packets are 1500 B like TCP's). --cases: which cases, in order; a case may
+#   1400 B, so its IP packets (s + 36 + 12 + 24 + 28: data header, frame, AEAD, IP/UDP) are
+#   1500 B like TCP's). --cases: which cases, in order; a case may
 #   repeat ("aabb": a, a2, b, b2). --id: namespaces are tb<ID>s/r/d (default: the PID).
 #   --send-args: extra `tfrclab send` flags, e.g. "--header-rtt latest". docs/real-network.md
 #   explains every default.
@@ -36,7 +37,7 @@ LATENCY=100ms
 BURST=""
 BOTTLENECK=router
 DELAY=10
-SEGMENT=1424
+SEGMENT=1400
 CASES=abcd
 ID=$$
 JSON=""
@@ -150,7 +151,7 @@ for pair in "$S s$ID" "$R rs$ID" "$R rd$ID" "$D d$ID"; do
   set -- $pair
   in_ns "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
 done
-# The bucket holds BURST bytes: two full-size packets (TFRC at the default s: 1424 + 36 + 12 + 28 B; TCP:
+# The bucket holds BURST bytes: two full-size packets (TFRC at the default s: 1400 + 36 + 12 + 24 + 28 B; TCP:
 # 1500 B). A real 10 Mb/s link serialises every packet; a bucket of many packets lets a
 # burst through at veth speed, so that receive rates measured over one short RTT read
 # several times the bottleneck (docs/real-network.md, "tbf burst").
