@@ -14,7 +14,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 REPS=3
 DURATION=""
 OUT=out/testbed
-BIN="${TFRCLAB:-$ROOT/target/release/tfrclab}"
+BIN="${TFRCLAB:-${CARGO_TARGET_DIR:-$ROOT/target}/release/tfrclab}"
 EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in

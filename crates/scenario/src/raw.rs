@@ -215,6 +215,49 @@ pub struct RawFlow {
     pub variants: Option<Spanned<Vec<Spanned<String>>>>,
     /// What runs this flow on a real network (`tfrclab validate --real`).
     pub real: Option<Spanned<String>>,
+    // media
+    pub controller: Option<Spanned<String>>,
+    pub deadline: Option<Spanned<Value>>,
+    pub source: Option<Spanned<RawMediaSource>>,
+    pub pauses: Option<Spanned<Vec<RawPause>>>,
+    // tcp cross traffic
+    pub on_off: Option<Spanned<RawOnOff>>,
+}
+
+/// One `[from, to]` pair of a media flow's `pauses`.
+pub type RawPause = Spanned<Vec<Spanned<Value>>>;
+
+/// `[flows.source]` of a media flow.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMediaSource {
+    pub model: Option<Spanned<String>>,
+    // statistical
+    pub fps: Option<Spanned<f64>>,
+    pub min_rate: Option<Spanned<Value>>,
+    pub max_rate: Option<Spanned<Value>>,
+    pub start_rate: Option<Spanned<Value>>,
+    pub reaction_delay: Option<Spanned<Value>>,
+    pub key_interval: Option<Spanned<Value>>,
+    pub transient_frames: Option<Spanned<i64>>,
+    pub key_ratio: Option<Spanned<f64>>,
+    pub transient_threshold: Option<Spanned<f64>>,
+    pub size_noise: Option<Spanned<f64>>,
+    pub interval_noise: Option<Spanned<f64>>,
+    // trace
+    pub file: Option<Spanned<String>>,
+    #[serde(rename = "loop")]
+    pub looped: Option<bool>,
+}
+
+/// `[flows.on_off]` of a TCP flow.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOnOff {
+    pub size_min: Spanned<i64>,
+    pub size_max: Spanned<i64>,
+    pub off_mean: Spanned<Value>,
+    pub start_on: Option<bool>,
 }
 
 /// `[[events]]`: scheduled link state changes.

@@ -403,7 +403,17 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 window,
                 window_init,
                 delayed_ack: _,
+                on_off,
             } => {
+                if on_off.is_some() {
+                    bad(
+                        item.clone(),
+                        "has [flows.on_off]; the NS-2 export writes only always-backlogged FTP \
+                         sources"
+                            .to_string(),
+                        "remove [flows.on_off] for NS-2 cross-validation",
+                    );
+                }
                 if *variant == TcpVariant::Cubic(CubicProfile::Rfc9438) {
                     bad(
                         item.clone(),
@@ -449,15 +459,15 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 app_rate_bps,
                 variants,
             } => {
-                // Seed-paper variants are policies of tfrclab's TFRC core; NS-2.35's
-                // Agent/TFRC has none of them.
+                // The variants are policies of tfrclab's TFRC core; NS-2.35's Agent/TFRC has
+                // none of them as specified.
                 for v in variants {
                     bad(
                         item.clone(),
                         format!(
-                            "uses TFRC variant \"{}\"; NS-2.35's Agent/TFRC implements none \
-                             of the seed-paper variants (docs/variants.md)",
-                            crate::summary::variants::choice_text(v)
+                            "uses TFRC variant \"{}\"; {}",
+                            crate::summary::variants::choice_text(v),
+                            ns2_lacks(v)
                         ),
                         "remove it from `variants` for NS-2 cross-validation",
                     );
@@ -480,6 +490,13 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     );
                 }
             }
+            FlowKind::Media { .. } => bad(
+                item.clone(),
+                "is a media flow; NS-2.35 has no video application or media congestion \
+                 controller to run it with"
+                    .to_string(),
+                "tfrclab run (docs/media.md), or a tfrc flow for NS-2 cross-validation",
+            ),
         }
     }
     // E6: NS-2 has no per-packet processing cost; protecting whole flows would shift their
@@ -702,6 +719,7 @@ impl<'a> Writer<'a> {
                     FlowKind::Tcp { variant, .. } => format!("tcp {}", variant_name(*variant)),
                     FlowKind::Udp { .. } => "udp".to_string(),
                     FlowKind::Tfrc { .. } => "tfrc".to_string(),
+                    FlowKind::Media { .. } => "media".to_string(),
                 };
                 self.line(format!(
                     "#   {i:>4} {}: {kind}, {} -> {}, {} s to {} s",
@@ -1040,6 +1058,8 @@ impl<'a> Writer<'a> {
                     window,
                     window_init,
                     delayed_ack,
+                    // Refused in `check`.
+                    on_off: _,
                 } => {
                     let class = match variant {
                         TcpVariant::Tahoe => "Agent/TCP",
@@ -1178,6 +1198,8 @@ impl<'a> Writer<'a> {
                         }
                     }
                 }
+                // Refused in `check`: NS-2 has no media application.
+                FlowKind::Media { .. } => {}
             }
             self.line("");
         }
@@ -1208,6 +1230,29 @@ impl<'a> Writer<'a> {
         }
         self.line(format!("$ns at {} \"finish\"", secs(self.s.duration)));
         self.line("$ns run");
+    }
+}
+
+/// Why NS-2.35 cannot run TFRC variant `v`.
+fn ns2_lacks(v: &tfrc::variants::VariantChoice) -> &'static str {
+    use tfrc::variants::Variant;
+    match v.name.parse::<Variant>() {
+        Ok(Variant::TfrcSp) => {
+            "NS-2.35's Agent/TFRC has a `voip_` mode, TFRC-SP's ancestor, but not RFC 4828: its \
+             `ShortIntervals_` modes keep a short current interval (1), cap the losses counted \
+             at fsize_/size (2) or count them gradually (3, Appendix C), its H is the 32-byte \
+             `headersize_` that is also added to every packet, and its first loss interval \
+             leaves out the header correction (docs/rfc4828-conformance.md)"
+        }
+        Ok(Variant::FasterRestart) => {
+            "NS-2.35's Agent/TFRC has no Faster Restart, nor the RFC 5348 rate control it \
+             modifies (docs/variants.md)"
+        }
+        Ok(Variant::MulTfrc) => {
+            "NS-2.35's Agent/TFRC has no MulTFRC (its authors' NS-2 patch is not part of the \
+             release; docs/variants.md)"
+        }
+        _ => "NS-2.35's Agent/TFRC implements none of the seed-paper variants (docs/variants.md)",
     }
 }
 

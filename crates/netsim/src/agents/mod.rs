@@ -2,6 +2,8 @@
 //!
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
+pub mod media;
+pub mod onoff;
 pub(crate) mod sacker;
 mod seq_ring;
 pub mod tcp;
@@ -9,6 +11,8 @@ pub mod tcp_sink;
 pub mod tfrc;
 pub mod udp;
 
+pub use media::{MediaReceiver, MediaSender};
+pub use onoff::{OnOffConfig, OnOffTcp};
 pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
@@ -37,6 +41,30 @@ pub enum AnyAgent {
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
     TfrcReceiver(Box<TfrcReceiver>),
+    /// A video application over a media congestion controller ([`media`]).
+    MediaSender(Box<MediaSender>),
+    /// The media flow's receiver: frame reassembly and the controller's feedback.
+    MediaReceiver(Box<MediaReceiver>),
+    /// A TCP sender driven by an on/off source ([`onoff`]).
+    OnOffTcp(Box<OnOffTcp>),
+}
+
+impl From<MediaSender> for AnyAgent {
+    fn from(a: MediaSender) -> Self {
+        AnyAgent::MediaSender(Box::new(a))
+    }
+}
+
+impl From<MediaReceiver> for AnyAgent {
+    fn from(a: MediaReceiver) -> Self {
+        AnyAgent::MediaReceiver(Box::new(a))
+    }
+}
+
+impl From<OnOffTcp> for AnyAgent {
+    fn from(a: OnOffTcp) -> Self {
+        AnyAgent::OnOffTcp(Box::new(a))
+    }
 }
 
 impl From<TfrcSender> for AnyAgent {
@@ -91,6 +119,9 @@ macro_rules! dispatch {
             AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
             AnyAgent::CubicSender($a) => $e,
+            AnyAgent::MediaSender($a) => $e,
+            AnyAgent::MediaReceiver($a) => $e,
+            AnyAgent::OnOffTcp($a) => $e,
         }
     };
 }

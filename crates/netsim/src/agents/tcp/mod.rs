@@ -410,6 +410,35 @@ impl TcpSender {
         &self.cfg
     }
 
+    /// Draw `boot_time_` on the first start, when not configured.
+    fn boot(&mut self, ctx: &mut AgentCtx<'_>) {
+        if self.boot_time.is_none() {
+            let tick = ns(self.cfg.tcp_tick).max(1);
+            self.boot_time = Some(ctx.rng().gen_range(0..tick));
+        }
+    }
+
+    /// A new transfer of `packets` packets on an idle sender (an on/off source's next file,
+    /// [`crate::agents::OnOffTcp`]): the application limit moves up by `packets` and the
+    /// window restarts as a new connection's would (RFC 5681 §4.1's restart after idle, with
+    /// the initial `ssthresh_`), keeping the RTT estimate.
+    pub(crate) fn begin_transfer(&mut self, packets: u64, ctx: &mut AgentCtx<'_>) {
+        self.boot(ctx);
+        self.curseq = self
+            .curseq
+            .saturating_add(i64::try_from(packets).unwrap_or(i64::MAX))
+            .min(TCP_MAXSEQ);
+        self.cwnd = self.initial_window();
+        self.ssthresh = i64::from(self.cfg.window);
+        self.dupacks = 0;
+        self.send_much(false, self.cfg.max_burst, ctx);
+    }
+
+    /// Every packet the application produced is acknowledged.
+    pub(crate) fn transfer_done(&self) -> bool {
+        self.highest_ack + 1 >= self.curseq
+    }
+
     /// Congestion window, packets (`cwnd_`).
     pub fn cwnd(&self) -> f64 {
         self.cwnd
@@ -790,10 +819,7 @@ impl Agent for TcpSender {
     /// The FTP source starts (`$ftp start` → `send -1`): the application limit becomes
     /// [`TCP_MAXSEQ`] and the window's worth of packets (the SYN) goes out.
     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
-        if self.boot_time.is_none() {
-            let tick = ns(self.cfg.tcp_tick).max(1);
-            self.boot_time = Some(ctx.rng().gen_range(0..tick));
-        }
+        self.boot(ctx);
         if self.curseq <= TCP_MAXSEQ {
             self.curseq = TCP_MAXSEQ;
         }
