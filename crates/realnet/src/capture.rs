@@ -279,6 +279,7 @@ pub fn write_ns2(
             uid: u64::from(e.uid),
             cause,
             flow: p.tag.map(|t| t.flow),
+            packet: None,
         };
         netsim::trace::write_ns2_line(w, &line)?;
     }

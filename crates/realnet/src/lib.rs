@@ -169,6 +169,7 @@ fn simulated_label(f: &scenario::Flow) -> String {
             TfrcProfile::Rfc5348 => "tfrc rfc5348".into(),
             TfrcProfile::Ns2 => "tfrc ns2".into(),
         },
+        FlowKind::Media { controller, .. } => format!("media {}", controller.name()),
     }
 }
 

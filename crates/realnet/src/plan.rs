@@ -157,7 +157,7 @@ fn simulated_wire(f: &scenario::Flow) -> u32 {
     match &f.kind {
         FlowKind::Tcp { .. } => f.packet_size + 40,
         FlowKind::Udp { .. } => f.packet_size,
-        FlowKind::Tfrc { .. } => lab::runner::tfrc_profile(f)
+        FlowKind::Tfrc { .. } | FlowKind::Media { .. } => lab::runner::tfrc_profile(f)
             .and_then(Result::ok)
             .map(|p| p.data_wire_len())
             .unwrap_or(f.packet_size + 36),
@@ -229,6 +229,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, Refusals> {
             continue;
         }
         let runner = match &f.kind {
+            FlowKind::Media { .. } => {
+                refuse(
+                    what.clone(),
+                    "a media flow's video source and its frame measures exist only in the \
+                     simulator; `tfrclab send` carries bulk data",
+                    "a `tfrc` flow with the same profile (its rate is then not the video's)",
+                );
+                continue;
+            }
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,

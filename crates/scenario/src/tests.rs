@@ -916,6 +916,8 @@ fn real_counterparts_and_settings() {
     one(&text, line_of(&text, "tcp_info"), "is zero", "positive");
     let text = format!("{GOOD}\n[real]\nrepetitions = 3\n");
     assert!(Scenario::parse("g.toml", &text).is_err());
+}
+
 /// Every key that takes a duration or a bandwidth, each with a unit (issue 32 §4).
 const EVERY_UNIT_KEY: &str = r#"name = "units"
 duration = "10s"
