@@ -9,9 +9,10 @@ use scenario::{FlowKind, LinkAction, Scenario, TcpVariant, TfrcProfile};
 
 /// IPv4 + UDP header bytes.
 const IP_UDP: u32 = 28;
-/// `tfrc-udp`'s frame header (12 bytes) and `tfrc::wire` data header (36 bytes): what a
-/// TFRC datagram carries besides its segment.
-const TFRC_UDP_OVERHEAD: u32 = IP_UDP + 12 + tfrc::wire::DATA_HEADER_LEN as u32;
+/// What a sealed TFRC datagram carries besides its segment: `tfrc-udp`'s frame header (12
+/// bytes), `tfrc::wire`'s data header (36), and the AEAD sequence number and tag (8 + 16;
+/// sessions are sealed by default, docs/security.md).
+const TFRC_UDP_OVERHEAD: u32 = IP_UDP + 12 + tfrc::wire::DATA_HEADER_LEN as u32 + 24;
 /// IPv4 + TCP headers with the timestamp option Linux sends on every segment.
 const IP_TCP_TS: u32 = 20 + 20 + 12;
 /// The largest IP packet the emulator carries.

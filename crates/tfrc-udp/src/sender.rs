@@ -28,9 +28,18 @@ use engine::{EngineEvent, SenderEngine, Transmit};
 /// How a sender protects its session.
 #[derive(Clone, Debug, Default)]
 pub enum Protect {
-    /// Plain: the random session id is the only defence (against off-path attackers).
-    #[default]
+    /// Plain: no encryption and no integrity. The random session id is the only defence, and
+    /// only against off-path attackers: anyone who sees the traffic can read it and inject
+    /// data, feedback or a FIN. Receivers refuse it unless told otherwise
+    /// (`ReceiverOptions::require_protection`).
     None,
+    /// Noise NN (ephemeral keys only), then every packet sealed with ChaCha20-Poly1305: the
+    /// default. Confidentiality and integrity against passive and off-path attackers and
+    /// against injection after the handshake; no authentication of the receiver, so an active
+    /// man in the middle of the handshake can relay the session through itself. Pin the
+    /// receiver's key ([`Protect::Noise`]) to rule that out.
+    #[default]
+    NoiseUnauthenticated,
     /// Noise IK with the receiver's static public key pinned; packets sealed with
     /// ChaCha20-Poly1305. A receiver that does not hold the pinned key's private half cannot
     /// complete the handshake.
@@ -52,6 +61,7 @@ impl Protect {
         match self {
             Protect::None => Mode::Plain,
             Protect::Noise { .. } => Mode::Noise,
+            Protect::NoiseUnauthenticated => Mode::NoiseUnauthenticated,
             Protect::RsaUnauthenticated => Mode::RsaUnauthenticated,
         }
     }
@@ -149,7 +159,7 @@ impl Default for SenderOptions {
         SenderOptions {
             profile: Profile::rfc5348(),
             variants: Vec::new(),
-            protect: Protect::None,
+            protect: Protect::default(),
             source: Source::Messages,
             rate_limit_bps: None,
             duration: None,
