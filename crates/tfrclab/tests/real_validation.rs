@@ -246,11 +246,16 @@ fn killed_midway(signal: i32) {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Wait for both TFRC ends (recv, then send) to run inside their namespaces.
+    // Wait for both TFRC ends (recv, then send) to run inside their namespaces: a child
+    // just forked is still in ours (it enters its node's namespace before it executes).
+    let own = std::fs::read_link("/proc/self/ns/net")
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let t0 = Instant::now();
     let kids = loop {
         let k = children_of(pid);
-        if k.len() >= 2 {
+        if k.len() >= 2 && k.iter().all(|c| !c.1.is_empty() && c.1 != own) {
             break k;
         }
         assert!(
