@@ -655,7 +655,7 @@ fn scenario_text(id: &str) -> Result<&'static str, String> {
     })
 }
 
-/// Under `--quick`: only these cases, shortened (`docs/media.md`).
+/// Under `--quick`: only these cases, at their full length (`docs/media.md`).
 const QUICK_CASES: &[&str] = &["5.1", "5.4", "5.6"];
 
 impl Paper for Rfc8867 {
@@ -678,19 +678,13 @@ impl Paper for Rfc8867 {
                 .record_delays(true)
                 .start_offset_max(Duration::from_millis(500));
             for c in CONTROLLERS {
-                let mut cfg = controller_config(c, &media);
-                if budget.quick {
-                    cfg = cfg.set("duration", "60");
-                }
+                let cfg = controller_config(c, &media);
                 e = e.config(cfg);
             }
             if case.id == "5.1" {
-                let mut cfg = Config::new(TRACE, "trace (1.2 Mb/s, deaf to TFRC)")
+                let cfg = Config::new(TRACE, "trace (1.2 Mb/s, deaf to TFRC)")
                     .set("flows.media1.source.model", "\"trace\"")
                     .set("flows.media1.source.file", "\"trace-1200k.csv\"");
-                if budget.quick {
-                    cfg = cfg.set("duration", "60");
-                }
                 e = e.config(cfg);
             }
             out.push(e);
