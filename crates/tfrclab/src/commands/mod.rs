@@ -11,6 +11,7 @@ pub mod run;
 pub mod send;
 pub mod sweep;
 pub mod validate;
+pub mod validate_real;
 pub mod variants;
 
 /// Clap value parser of an RSA modulus size in bits (`bench --bits`, `recv --rsa-bits`): a
