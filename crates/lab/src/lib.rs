@@ -12,10 +12,12 @@
 pub mod api;
 pub mod bench;
 pub mod campaign;
+pub mod media;
 pub mod metrics;
 pub mod ns2;
 pub mod output;
 pub mod parallel;
+pub mod pcap;
 pub mod probes;
 pub mod run_report;
 pub mod runner;

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use netsim::agents::{
-    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, NullSink,
-    OnOff, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender,
+    MediaReceiver, MediaSender, NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink,
+    TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -19,8 +20,8 @@ use netsim::{
 };
 
 use scenario::{
-    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedAverage, RedMaxP, RedParams,
-    RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
+    Flow, FlowKind, LinkDirection, Loss, LossModel, MediaController, MediaSource, Queue,
+    RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
 };
 
 /// For each scenario link, its forward and (duplex) reverse simplex link ids.
@@ -131,7 +132,9 @@ pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
     }
 }
 
-fn queue_config(q: &Queue) -> QueueConfig {
+/// A scenario queue as netsim's configuration (the simulator's, and the emulator's: `realnet`
+/// gives the same value to `netemu`).
+pub fn queue_config(q: &Queue) -> QueueConfig {
     match q {
         Queue::DropTail {
             limit,
@@ -148,7 +151,8 @@ fn queue_config(q: &Queue) -> QueueConfig {
     }
 }
 
-fn loss_config(m: &LossModel) -> LossConfig {
+/// A scenario loss model as netsim's configuration.
+pub fn loss_config(m: &LossModel) -> LossConfig {
     match m {
         LossModel::Bernoulli { rate } => LossConfig::Bernoulli { p: *rate },
         LossModel::GilbertElliott {
@@ -177,20 +181,26 @@ fn wireless_config(w: &Wireless) -> WirelessConfig {
     }
 }
 
-fn applies(d: LinkDirection, forward: bool) -> bool {
+/// Whether a loss model or wireless hop given for `d` applies to the forward (`from` → `to`)
+/// or reverse direction.
+pub fn applies(d: LinkDirection, forward: bool) -> bool {
     matches!(
         (d, forward),
         (LinkDirection::Both, _) | (LinkDirection::Forward, true) | (LinkDirection::Reverse, false)
     )
 }
 
-/// The TFRC profile a flow runs, with its segment size and its `variants` applied (`None` for
-/// other kinds). Validation has applied the same variants, so the error is only for a
+/// The TFRC profile a flow runs (a TFRC flow, or a media flow over TFRC), with its segment
+/// size and its `variants` applied (`None` for other kinds). Validation has applied the same variants, so the error is only for a
 /// scenario built by hand.
 pub fn tfrc_profile(flow: &Flow) -> Option<Result<tfrc::Profile, tfrc::variants::VariantError>> {
     match &flow.kind {
         FlowKind::Tfrc {
             profile, variants, ..
+        }
+        | FlowKind::Media {
+            controller: MediaController::Tfrc { profile, variants },
+            ..
         } => {
             let base = match profile {
                 TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
@@ -228,6 +238,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             window,
             window_init,
             delayed_ack,
+            on_off,
         } => {
             let v = match variant {
                 TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
@@ -267,7 +278,45 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                     TcpSinkConfig::ns2()
                 }
             };
-            (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
+            let sender = TcpSender::new(cfg);
+            let sender: AnyAgent = match on_off {
+                Some(o) => OnOffTcp::new(
+                    sender,
+                    OnOffConfig {
+                        size_min: o.size_min,
+                        size_max: o.size_max,
+                        off_mean: o.off_mean,
+                        start_on: o.start_on,
+                    },
+                )
+                .into(),
+                None => sender.into(),
+            };
+            (sender, TcpSink::new(sink).into())
+        }
+        FlowKind::Media {
+            controller: MediaController::Tfrc { .. },
+            source,
+            deadline,
+            pauses,
+        } => {
+            let profile = tfrc_profile(flow)
+                .ok_or_else(|| RunError::Build("not a media flow over TFRC".into()))?
+                .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
+            let bad = |e: String| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let app = media::sender::MediaSender::new(
+                media_source(source).map_err(|e| bad(e.to_string()))?,
+                flow.packet_size,
+                u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX),
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            (
+                MediaSender::tfrc(app, &profile)
+                    .map_err(bad)?
+                    .with_pauses(pauses.iter().map(|&(a, b)| (time(a), time(b))).collect())
+                    .into(),
+                MediaReceiver::tfrc(&profile).map_err(bad)?.into(),
+            )
         }
         FlowKind::Tfrc {
             app_rate_bps,
@@ -304,6 +353,16 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
     })
 }
 
+/// The video source a media flow's application runs.
+pub fn media_source(s: &MediaSource) -> Result<media::Source, media::ConfigError> {
+    match s {
+        MediaSource::Statistical(cfg) => media::Source::statistical(cfg.clone()),
+        MediaSource::Trace { trace, looped, .. } => {
+            Ok(media::Source::trace(trace.clone(), *looped))
+        }
+    }
+}
+
 /// How a run of `s` gathers statistics (bins, measurement window); `validate` reads NS-2's
 /// trace with the same configuration.
 pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
@@ -317,7 +376,7 @@ pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
 
 /// The netsim settings of a `set` event for one direction of `link`: the loss rate changes
 /// only in the directions the link's loss model applies to.
-fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
+pub fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
     let lossy = link
         .loss
         .as_ref()
@@ -368,17 +427,26 @@ pub fn build_with<M: netsim::Metering>(
     s: &Scenario,
     opts: &RunOptions,
 ) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
+    build_traced::<M>(s, opts, None)
+}
+
+/// [`build_with`], giving every packet event to `sink` too (the pcap writer,
+/// [`crate::pcap::PcapSink`], or a caller's own analysis).
+pub fn build_traced<M: netsim::Metering>(
+    s: &Scenario,
+    opts: &RunOptions,
+    sink: Option<Box<dyn netsim::trace::TraceSink>>,
+) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
     if M::FLOWS || M::QUEUES {
         check_bins(s)?;
     }
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
-    if let Some(max_events) = s.max_events {
-        b.limits(netsim::Limits {
-            max_events,
-            ..netsim::Limits::default()
-        });
-    }
+    b.limits(netsim::Limits {
+        max_events: s.max_events.unwrap_or(u64::MAX),
+        max_flows: scenario::MAX_FLOWS,
+        ..netsim::Limits::default()
+    });
     for n in &s.nodes {
         let id = b.add_node(&n.name);
         b.set_untrusted(id, n.untrusted);
@@ -444,6 +512,9 @@ pub fn build_with<M: netsim::Metering>(
         b.trace(Box::new(BufWriter::new(f)), *format);
         b.trace_flow_names(s.flows.iter().map(|f| f.name.clone()).collect());
     }
+    if let Some(sink) = sink {
+        b.trace_sink(sink);
+    }
     let sim = b
         .build_with::<M>()
         .map_err(|e| RunError::Build(e.to_string()))?;
@@ -452,14 +523,64 @@ pub fn build_with<M: netsim::Metering>(
 
 /// Build and run `s` for its duration.
 pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let (mut sim, link_ids) = build(s, opts)?;
+    simulate_with_progress(s, opts, None, &mut |_| {})
+}
+
+/// Where a run is, for a progress report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SimProgress {
+    /// The network is built (that can take seconds with 10⁵ flows); the run starts.
+    Built {
+        /// Flows in the network.
+        flows: usize,
+    },
+    /// Simulated time reached so far, of the run's duration, and events processed.
+    Running {
+        /// Simulated time reached.
+        now: Duration,
+        /// The run's duration.
+        duration: Duration,
+        /// Events processed so far.
+        events: u64,
+    },
+}
+
+/// Steps a run is cut into for [`simulate_with_progress`]: stopping the event loop between
+/// steps changes nothing ([`netsim::Simulator::advance`]) and costs nothing measurable.
+pub const PROGRESS_STEPS: u64 = 200;
+
+/// [`simulate`], giving every packet event to `sink` too ([`build_traced`]) and calling
+/// `progress` once the network is built and then after every 1/[`PROGRESS_STEPS`] of
+/// simulated time. The results are those of [`simulate`].
+pub fn simulate_with_progress(
+    s: &Scenario,
+    opts: &RunOptions,
+    sink: Option<Box<dyn netsim::trace::TraceSink>>,
+    progress: &mut dyn FnMut(SimProgress),
+) -> Result<RunOutput, RunError> {
+    let (mut sim, link_ids) = build_traced::<netsim::FullStats>(s, opts, sink)?;
     let paths = s
         .flows
         .iter()
         .map(|f| sim.path(f.from as u32, f.to as u32))
         .collect();
+    progress(SimProgress::Built {
+        flows: s.flows.len(),
+    });
     let t0 = Instant::now();
-    let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
+    let end = time(s.duration);
+    let step = (end.as_nanos() / PROGRESS_STEPS).max(1);
+    let mut at = step;
+    while at < end.as_nanos() {
+        sim.advance(Time::from_nanos(at)).map_err(RunError::Sim)?;
+        progress(SimProgress::Running {
+            now: Duration::from_nanos(at),
+            duration: s.duration,
+            events: sim.events(),
+        });
+        at += step;
+    }
+    let results = sim.run(end).map_err(RunError::Sim)?;
     // Flow ids are the scenario's flow indices (added in order).
     let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
     let internals = crate::probes::collect(&sim, &ids, results.links.len());

@@ -18,7 +18,7 @@ use crate::sim::{
     Account, AgentSlot, FlowState, FullStats, Limits, LinkChange, Metering, Simulator,
 };
 use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
-use crate::trace::{TraceFormat, TraceNames, Tracer};
+use crate::trace::{TraceFormat, TraceNames, TraceSink, Tracer};
 use crate::wireless::Wireless;
 use crate::Time;
 
@@ -434,7 +434,20 @@ impl NetworkBuilder {
 
     /// Trace every packet event to `out` (off by default).
     pub fn trace(&mut self, out: Box<dyn Write>, format: TraceFormat) {
-        self.tracer = Some(Tracer::new(out, format));
+        let sink = self.tracer.take().and_then(|mut t| t.take_sink());
+        let mut t = Tracer::new(out, format);
+        if let Some(s) = sink {
+            t.set_sink(s);
+        }
+        self.tracer = Some(t);
+    }
+
+    /// Also give every packet event to `sink` (beside a text trace, if any).
+    pub fn trace_sink(&mut self, sink: Box<dyn TraceSink>) {
+        match &mut self.tracer {
+            Some(t) => t.set_sink(sink),
+            None => self.tracer = Some(Tracer::with_sink(sink)),
+        }
     }
 
     /// Name the flows (by the order they were added) in CSV traces, beside the nodes' names;
@@ -512,6 +525,7 @@ impl NetworkBuilder {
         // NS-2 ports: per node, in attach order (flow order, sender then receiver).
         let mut next_port = vec![0u32; n];
         let mut agents = Vec::with_capacity(self.flows.len() * 2);
+        let mut timers = 0usize;
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.into_iter().enumerate() {
             let fid = i as FlowId;
@@ -524,6 +538,14 @@ impl NetworkBuilder {
                 let idx = 2 * i as u64 + u64::from(!sender);
                 let port = next_port[node as usize];
                 next_port[node as usize] += 1;
+                let timer_count = agent.timers();
+                assert!(
+                    timer_count <= crate::agent::MAX_TIMERS,
+                    "an agent declares {timer_count} timers; at most {} (Agent::timers)",
+                    crate::agent::MAX_TIMERS
+                );
+                let timer_base = u32::try_from(timers).expect("fewer than 2^32 timers");
+                timers += timer_count;
                 agents.push(AgentSlot {
                     sampled: !agent.sample_names().is_empty(),
                     agent,
@@ -537,8 +559,8 @@ impl NetworkBuilder {
                     node,
                     peer,
                     port,
-                    queued: None,
-                    desired: None,
+                    timer_base,
+                    timer_count: timer_count as u8,
                     stuck: (Time::ZERO, 0),
                     marking,
                     ecn: if sender { ecn } else { EcnCapability::NotEct },

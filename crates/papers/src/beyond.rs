@@ -127,7 +127,7 @@ impl Paper for Beyond {
                     .iter()
                     .map(|&(v, label, _)| {
                         let c = Config::new(v, label)
-                            .set("duration", d.clone())
+                            .set("duration", format!("{d}s"))
                             .set(format!("flows.{tcp}.variant"), v);
                         match window {
                             Some(w) => c.set(format!("flows.{tcp}.window"), w.to_string()),

@@ -107,7 +107,7 @@ fn unknown_node() {
 
 #[test]
 fn unreachable_node() {
-    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = 1e6\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
+    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = \"1Mbps\"\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
     let line = text
         .lines()
         .enumerate()
@@ -121,7 +121,7 @@ fn unreachable_node() {
 
 #[test]
 fn simplex_without_return_path() {
-    let text = "name = \"s\"\nduration = 1\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = 1e6\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    let text = "name = \"s\"\nduration = \"1s\"\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = \"1Mbps\"\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
     one(text, 12, "no return path from \"b\" to \"a\"", "duplex");
 }
 
@@ -151,8 +151,13 @@ fn negative_delay() {
 
 #[test]
 fn start_after_stop() {
-    let text = GOOD.replace("start = 0.1", "start = 30\nstop = 20");
-    one(&text, line_of(&text, "stop = 20"), "stops", "start < stop");
+    let text = GOOD.replace("start = \"0.1s\"", "start = \"30s\"\nstop = \"20s\"");
+    one(
+        &text,
+        line_of(&text, "stop = \"20s\""),
+        "stops",
+        "start < stop",
+    );
 }
 
 #[test]
@@ -260,7 +265,7 @@ fn sack_variant_parses() {
 fn dumbbell_expands() {
     let text = r#"
 name = "db"
-duration = 10
+duration = "10s"
 [topology]
 kind = "dumbbell"
 senders = 2
@@ -849,4 +854,235 @@ fn app_on_off_keys() {
     one_at(&t, "\"2s\"", "has no app_rate", "app_rate");
     let t = GOOD.replace("window = 100", "window = 100\napp_on = \"1s\"");
     one_at(&t, "\"1s\"", "`app_on` is a tfrc key", "tcp");
+}
+
+#[test]
+fn mahimahi_traces_become_steps_and_bad_ones_are_located() {
+    let dir = std::env::temp_dir().join(format!("scenario-mahi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("s.toml");
+    let text = GOOD.replace(
+        "[links.red]",
+        "[links.trace]\nfile = \"cell.mahi\"\nformat = \"mahimahi\"\nbin = \"50s\"\n[links.red]",
+    );
+    let write = |t: &str| std::fs::write(dir.join("cell.mahi"), t).unwrap();
+    let parse = || Scenario::parse(&toml.display().to_string(), &text);
+    // Period 10 ms with 2 opportunities (3 and 10 ms, then 13, 20, …): 9,999 in [0, 50 s)
+    // (the one at 50 s opens the next bin) and 10,000 in [50 s, 100 s).
+    write("3\n10\n");
+    let s = parse().unwrap();
+    let steps: Vec<(Duration, Option<f64>)> = s
+        .events
+        .iter()
+        .filter_map(|e| match e.action {
+            LinkAction::Set(set) if e.link == 1 => Some((e.at, set.bandwidth_bps)),
+            _ => None,
+        })
+        .collect();
+    let bps = |n: f64| Some(n * 1500.0 * 8.0 / 50.0);
+    assert_eq!(
+        steps,
+        vec![
+            (Duration::ZERO, bps(9999.0)),
+            (Duration::from_secs(50), bps(10000.0))
+        ]
+    );
+    let line = line_of(&text, "cell.mahi");
+    for (t, msg) in [
+        (
+            "5\n3\n",
+            "line 2: time 3 ms is before the previous line's 5 ms",
+        ),
+        ("1\n-2\n", "line 2: time -2 ms is negative"),
+        ("1\nx\n", "line 2: `x` is not a whole number"),
+        ("", "no delivery opportunities"),
+    ] {
+        write(t);
+        let e = parse().expect_err(t);
+        assert_eq!(e.problems.len(), 1, "{e}");
+        assert_eq!(e.problems[0].line, line, "{e}");
+        assert!(e.problems[0].message.contains(msg), "{t:?}: {e}");
+    }
+    let text = text.replace("format = \"mahimahi\"", "format = \"pcap\"");
+    one(
+        &text,
+        line_of(&text, "pcap"),
+        "unknown trace format",
+        "\"mahimahi\"",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn real_counterparts_and_settings() {
+    let s = Scenario::parse("g.toml", GOOD).unwrap();
+    assert!(s.flows.iter().all(|f| f.real.is_none()));
+    assert_eq!(s.real, RealSettings::default());
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"tahoe\"\nreal = \"reno\"",
+    );
+    let s = Scenario::parse("g.toml", &text).unwrap();
+    assert_eq!(s.flows[1].real.as_deref(), Some("reno"));
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"tahoe\"\nreal = \"Reno!\"",
+    );
+    one(
+        &text,
+        line_of(&text, "Reno!"),
+        "cannot run a tcp flow",
+        "\"cubic\"",
+    );
+    let text = GOOD.replace("kind = \"tfrc\"", "kind = \"tfrc\"\nreal = \"cbr\"");
+    one(
+        &text,
+        line_of(&text, "real = \"cbr\""),
+        "cannot run a tfrc flow",
+        "\"tfrc\"",
+    );
+    let text = format!(
+        "{GOOD}\n[real]\nreps = 3\nsim_seeds = 4\nstart_jitter = \"20ms\"\nlateness_p99 = \"1ms\"\nwhy = \"w\"\n"
+    );
+    let s = Scenario::parse("g.toml", &text).unwrap();
+    assert_eq!((s.real.reps, s.real.sim_seeds), (3, 4));
+    assert_eq!(s.real.start_jitter, Duration::from_millis(20));
+    assert_eq!(s.real.lateness_p99, Duration::from_millis(1));
+    let text = format!("{GOOD}\n[real]\nreps = 0\n");
+    one(&text, line_of(&text, "reps = 0"), "reps", "1");
+    let text = format!("{GOOD}\n[real]\ntcp_info_interval = \"0ms\"\n");
+    one(&text, line_of(&text, "tcp_info"), "is zero", "positive");
+    let text = format!("{GOOD}\n[real]\nrepetitions = 3\n");
+    assert!(Scenario::parse("g.toml", &text).is_err());
+}
+
+/// Every key that takes a duration or a bandwidth, each with a unit (issue 32 §4).
+const EVERY_UNIT_KEY: &str = r#"name = "units"
+duration = "10s"
+warmup = "1s"
+sample_interval = "500ms"
+
+[topology]
+kind = "dumbbell"
+senders = 2
+access_bandwidth = "10Mbps"
+access_delay = ["1ms", "2ms"]
+receiver_access_delay = "3ms"
+bottleneck_bandwidth = "2Mbps"
+bottleneck_delay = "20ms"
+queue = "red"
+
+[topology.red]
+targetdelay = "5ms"
+max_p = "adaptive-red"
+interval = "500ms"
+
+[topology.wireless]
+frame_loss = 0.1
+slot = "20us"
+
+[[links]]
+from = "r1"
+to = "x"
+bandwidth = "5Mbps"
+delay = "4ms"
+
+[[flows]]
+name = "u"
+kind = "udp"
+from = "s0"
+to = "d0"
+start = "1s"
+stop = "9s"
+rate = "500kbps"
+
+[[flows]]
+name = "t"
+kind = "tfrc"
+from = "s1"
+to = "x"
+app_rate = "1Mbps"
+
+[[events]]
+at = "2s"
+link = "r0-r1"
+action = "set"
+bandwidth = "3Mbps"
+delay = "30ms"
+
+[protection]
+seal = "2us"
+open = "2us"
+
+[validate]
+seeds = [1, 2]
+start_jitter = "1s"
+"#;
+
+/// Issue 32 §4: a bare number is refused wherever a unit is needed (it used to mean seconds
+/// or bit/s: `bottleneck_delay = 5` ran with 5-second delays), at the value's line and
+/// column, naming the key and the value with a unit to write instead; a bare 0 stays valid.
+#[test]
+fn bare_numbers_are_refused_for_every_key_with_a_unit() {
+    Scenario::parse("units.toml", EVERY_UNIT_KEY).expect("every key with a unit parses");
+    let keys: Vec<(usize, &str, &str)> = EVERY_UNIT_KEY
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let (k, v) = l.split_once(" = ")?;
+            let unit = v.strip_prefix('"')?.trim_end_matches('"');
+            let is_unit = unit.ends_with('s') && unit.chars().next()?.is_ascii_digit();
+            (is_unit && k != "name").then_some((i, k, v))
+        })
+        .collect();
+    assert_eq!(keys.len(), 22, "{keys:?}");
+    for (i, key, value) in keys {
+        let bandwidth = value.contains("bps");
+        let mut lines: Vec<String> = EVERY_UNIT_KEY.lines().map(String::from).collect();
+        lines[i] = format!("{key} = {}", if bandwidth { "2e6" } else { "5" });
+        let text = lines.join("\n");
+        let p = one(&text, i + 1, &format!("`{key}`"), "");
+        assert!(p.message.contains("has no unit"), "{p:#?}");
+        assert_eq!(p.column, key.len() + 4, "{p:#?}");
+        let exp = p.expected.unwrap_or_default();
+        let want = if bandwidth { "\"2Mbps\"" } else { "\"5s\"" };
+        assert!(exp.contains(want), "{key}: {exp}");
+        // Zero needs no unit.
+        lines[i] = format!("{key} = 0");
+        let text = lines.join("\n");
+        if let Err(e) = Scenario::parse("units.toml", &text) {
+            assert!(
+                e.problems.iter().all(|p| !p.message.contains("no unit")),
+                "{e}"
+            );
+        }
+    }
+    // In a list too.
+    let text = EVERY_UNIT_KEY.replace("[\"1ms\", \"2ms\"]", "[0.001, 0.002]");
+    one(&text, line_of(&text, "0.001"), "has no unit", "\"0.001s\"");
+}
+
+/// Issue 32 §4: every problem of a file is reported, not only the first (a bad bottleneck
+/// bandwidth used to hide the dumbbell's other keys).
+#[test]
+fn every_problem_of_a_dumbbell_is_reported() {
+    let text = EVERY_UNIT_KEY
+        .replace(
+            "bottleneck_bandwidth = \"2Mbps\"",
+            "bottleneck_bandwidth = \"-100Mbps\"",
+        )
+        .replace("bottleneck_delay = \"20ms\"", "bottleneck_delay = 5")
+        .replace("queue = \"red\"", "queue = \"red\"\nqueue_limit = 0")
+        .replace("[\"1ms\", \"2ms\"]", "[\"1ms\"]");
+    let ps = problems(&text);
+    let lines: Vec<usize> = ps.iter().map(|p| p.line).collect();
+    for needle in [
+        "-100Mbps",
+        "bottleneck_delay",
+        "queue_limit",
+        "access_delay",
+    ] {
+        assert!(lines.contains(&line_of(&text, needle)), "{needle}: {ps:#?}");
+    }
+    assert_eq!(ps.len(), 4, "{ps:#?}");
 }
