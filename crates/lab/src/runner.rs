@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use netsim::agents::{
     AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender,
-    MediaReceiver, MediaSender, NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink,
-    TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    MediaReceiver, MediaSender, NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender,
+    TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{

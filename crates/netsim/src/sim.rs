@@ -746,11 +746,11 @@ impl<M: Metering> Simulator<M> {
         let slot = &self.agents[idx];
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
+        slot.ecn.apply(pkt);
         let (node, d) = (slot.node, dir_index(slot.dir));
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
         let meter = M::FLOWS && metered(pkt);
         let f = &mut self.flows[slot.flow as usize];
->>>>>>> main
         f.acct[d].sent += 1;
         if meter {
             f.rec[d].on_sent(self.now, size, payload);

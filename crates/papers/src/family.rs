@@ -98,7 +98,11 @@ pub(crate) fn experiments(budget: &Budget) -> Vec<Experiment> {
     );
     let restart = [
         ("rfc5348", "TFRC (RFC 5348)", "[]"),
-        ("faster-restart", "TFRC with Faster Restart", "[\"faster-restart\"]"),
+        (
+            "faster-restart",
+            "TFRC with Faster Restart",
+            "[\"faster-restart\"]",
+        ),
     ]
     .iter()
     .fold(

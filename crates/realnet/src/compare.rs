@@ -278,6 +278,7 @@ mod tests {
             jitter_rfc3550_s: 0.0,
             smoothness_cov: 0.0,
             exposed_packets: 0,
+            marked_packets: 0,
         }
     }
 
