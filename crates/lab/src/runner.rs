@@ -132,7 +132,9 @@ pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
     }
 }
 
-fn queue_config(q: &Queue) -> QueueConfig {
+/// A scenario queue as netsim's configuration (the simulator's, and the emulator's: `realnet`
+/// gives the same value to `netemu`).
+pub fn queue_config(q: &Queue) -> QueueConfig {
     match q {
         Queue::DropTail {
             limit,
@@ -149,7 +151,8 @@ fn queue_config(q: &Queue) -> QueueConfig {
     }
 }
 
-fn loss_config(m: &LossModel) -> LossConfig {
+/// A scenario loss model as netsim's configuration.
+pub fn loss_config(m: &LossModel) -> LossConfig {
     match m {
         LossModel::Bernoulli { rate } => LossConfig::Bernoulli { p: *rate },
         LossModel::GilbertElliott {
@@ -178,7 +181,9 @@ fn wireless_config(w: &Wireless) -> WirelessConfig {
     }
 }
 
-fn applies(d: LinkDirection, forward: bool) -> bool {
+/// Whether a loss model or wireless hop given for `d` applies to the forward (`from` → `to`)
+/// or reverse direction.
+pub fn applies(d: LinkDirection, forward: bool) -> bool {
     matches!(
         (d, forward),
         (LinkDirection::Both, _) | (LinkDirection::Forward, true) | (LinkDirection::Reverse, false)
@@ -360,7 +365,7 @@ pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
 
 /// The netsim settings of a `set` event for one direction of `link`: the loss rate changes
 /// only in the directions the link's loss model applies to.
-fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
+pub fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
     let lossy = link
         .loss
         .as_ref()

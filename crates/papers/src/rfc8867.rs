@@ -655,18 +655,8 @@ fn scenario_text(id: &str) -> Result<&'static str, String> {
     })
 }
 
-/// Under `--quick`: only these cases, shortened (`docs/media.md`).
+/// Under `--quick`: only these cases, at their full length (`docs/media.md`).
 const QUICK_CASES: &[&str] = &["5.1", "5.4", "5.6"];
-
-/// The shortened duration of a quick case: 60 s, but 80 s for case 5.1, whose last capacity
-/// step is at 80 s (a scenario refuses events after its end), and for case 5.4, whose fairness
-/// claim needs a whole 20-s window after its last join at 40 s (plus the start offset).
-fn quick_duration(case: &str) -> &'static str {
-    match case {
-        "5.1" | "5.4" => "80s",
-        _ => "60s",
-    }
-}
 
 impl Paper for Rfc8867 {
     fn id(&self) -> &'static str {
@@ -688,19 +678,13 @@ impl Paper for Rfc8867 {
                 .record_delays(true)
                 .start_offset_max(Duration::from_millis(500));
             for c in CONTROLLERS {
-                let mut cfg = controller_config(c, &media);
-                if budget.quick {
-                    cfg = cfg.set("duration", quick_duration(case.id));
-                }
+                let cfg = controller_config(c, &media);
                 e = e.config(cfg);
             }
             if case.id == "5.1" {
-                let mut cfg = Config::new(TRACE, "trace (1.2 Mb/s, deaf to TFRC)")
+                let cfg = Config::new(TRACE, "trace (1.2 Mb/s, deaf to TFRC)")
                     .set("flows.media1.source.model", "\"trace\"")
                     .set("flows.media1.source.file", "\"trace-1200k.csv\"");
-                if budget.quick {
-                    cfg = cfg.set("duration", quick_duration(case.id));
-                }
                 e = e.config(cfg);
             }
             out.push(e);
@@ -938,8 +922,8 @@ impl Paper for Rfc8867 {
         let mut first = ReportSection::new("Verdict per case and controller").table(matrix);
         if budget.quick {
             first = first.note(
-                "quick: cases 5.1, 5.4 and 5.6 only, 80, 80 and 60 s: indicative only (the \
-                 schedules after that are cut)",
+                "quick: cases 5.1, 5.4 and 5.6 only, 60 s each: indicative only (the schedules \
+                 after 60 s are cut)",
             );
         }
         sections.insert(0, first);

@@ -11,6 +11,7 @@ mod error;
 pub mod overrides;
 mod parse;
 mod raw;
+pub mod traces;
 pub mod units;
 
 use std::path::Path;
@@ -60,6 +61,45 @@ pub struct Scenario {
     /// `ttl_notices`: a router that drops a packet for TTL returns a time-exceeded notice to
     /// its source (seed 000 E5). Default: on when a TFRC flow uses `adaptive-ttl`.
     pub ttl_notices: bool,
+    /// `[real]`: how `tfrclab validate --real` runs the scenario on a real network.
+    pub real: RealSettings,
+}
+
+/// `[real]`: the real-network comparison's settings (`docs/scenario.md`, section `[real]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RealSettings {
+    /// `reps` (default 10): real runs, when the command line gives no `--reps`.
+    pub reps: u32,
+    /// `sim_seeds` (default 10): simulated runs (seeds 1…N) beside them.
+    pub sim_seeds: u32,
+    /// `start_jitter` (default 50 ms): with each simulated seed, every flow starts up to this
+    /// much later (drawn from the seed), so that the simulated mean is over start phases as
+    /// the real runs' is.
+    pub start_jitter: Duration,
+    /// `lateness_p99` (default 0.5 ms): a real run whose emulator writes are later than this
+    /// at the 99th percentile is marked distorted.
+    pub lateness_p99: Duration,
+    /// `send_lateness_p99` (default 1 ms): the same for a paced sender (TFRC, CBR) against
+    /// its own send times.
+    pub send_lateness_p99: Duration,
+    /// `tcp_info_interval` (default 10 ms): how often the kernel's TCP state is sampled.
+    pub tcp_info_interval: Duration,
+    /// `why`: a sentence saying why these settings.
+    pub why: Option<String>,
+}
+
+impl Default for RealSettings {
+    fn default() -> Self {
+        RealSettings {
+            reps: 10,
+            sim_seeds: 10,
+            start_jitter: Duration::from_millis(50),
+            lateness_p99: Duration::from_micros(500),
+            send_lateness_p99: Duration::from_millis(1),
+            tcp_info_interval: Duration::from_millis(10),
+            why: None,
+        }
+    }
 }
 
 /// `[protection]`: what protecting a packet costs, and which flows protect every packet.
@@ -344,6 +384,11 @@ pub struct Flow {
     pub packet_size: u32,
     /// Kind and kind-specific settings.
     pub kind: FlowKind,
+    /// `real`: what runs the flow on a real network (`tfrclab validate --real`): for TCP the
+    /// kernel's congestion control (`"reno"`, `"cubic"`, `"bbr"`, …), for TFRC `"tfrc"`
+    /// (`tfrclab send`), for UDP `"cbr"`. `None`: not said (TFRC and UDP then run as
+    /// `"tfrc"` and `"cbr"`; a TCP flow has no default).
+    pub real: Option<String>,
 }
 
 /// What a flow runs.

@@ -369,7 +369,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             None => format!("{}-{}", l.from.get_ref(), l.to.get_ref()),
         };
         if let Some(t) = &l.trace {
-            let steps = capacity_trace(&mut cx, file, &t.get_ref().file);
+            let steps = link_trace(&mut cx, file, t.get_ref(), duration);
             trace_steps.extend(steps.into_iter().map(|(at, b)| (links.len(), at, b)));
         }
         links.push(Link {
@@ -661,6 +661,8 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
 
+    let real = real_settings(&mut cx, raw.real.as_ref(), &flows);
+
     if !cx.problems.is_empty() {
         cx.problems.sort_by_key(|p| (p.line, p.column));
         return Err(ScenarioError {
@@ -693,7 +695,68 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         tolerances,
         protection,
         ttl_notices,
+        real,
     })
+}
+
+/// `[real]`: each key checked, defaults for the rest.
+fn real_settings(
+    cx: &mut Ctx<'_>,
+    raw: Option<&Spanned<crate::raw::RawReal>>,
+    flows: &[Flow],
+) -> RealSettings {
+    let mut r = RealSettings::default();
+    let Some(raw) = raw.map(|x| x.get_ref()) else {
+        return r;
+    };
+    if let Some(n) = &raw.reps {
+        r.reps = cx.count(n, "reps", 1, 10_000).unwrap_or(r.reps);
+    }
+    if let Some(n) = &raw.sim_seeds {
+        r.sim_seeds = cx.count(n, "sim_seeds", 1, 10_000).unwrap_or(r.sim_seeds);
+    }
+    if let Some(j) = &raw.start_jitter {
+        if let Some(d) = cx.duration(j, "start_jitter") {
+            r.start_jitter = d;
+            if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
+                cx.err(
+                    j.span(),
+                    format!(
+                        "`start_jitter` could start flow \"{}\" at or after its stop",
+                        f.name
+                    ),
+                    "a jitter shorter than every flow's stop − start".to_string(),
+                );
+            }
+        }
+    }
+    for (field, value, key) in [
+        (&mut r.lateness_p99, &raw.lateness_p99, "lateness_p99"),
+        (
+            &mut r.send_lateness_p99,
+            &raw.send_lateness_p99,
+            "send_lateness_p99",
+        ),
+        (
+            &mut r.tcp_info_interval,
+            &raw.tcp_info_interval,
+            "tcp_info_interval",
+        ),
+    ] {
+        if let Some(v) = value {
+            match cx.duration(v, key) {
+                Some(d) if !d.is_zero() => *field = d,
+                Some(_) => cx.err(
+                    v.span(),
+                    format!("`{key}` is zero"),
+                    "a positive duration such as \"1ms\"".to_string(),
+                ),
+                None => {}
+            }
+        }
+    }
+    r.why = raw.why.clone();
+    r
 }
 
 fn known_nodes(nodes: &NodeTable) -> String {
@@ -1054,6 +1117,85 @@ fn red_variants(cx: &mut Ctx<'_>, kind: &str, r: Option<&RawRed>, p: &mut RedPar
     } else {
         RedMaxP::AdaptiveQ3(a)
     };
+}
+
+/// `[links.trace]`: the steps of a CSV capacity trace or of a Mahimahi trace read over bins
+/// (`crate::traces`).
+fn link_trace(
+    cx: &mut Ctx<'_>,
+    scenario: &str,
+    t: &crate::raw::RawLinkTrace,
+    duration: Duration,
+) -> Vec<(Duration, f64)> {
+    let format = t.format.as_ref().map(|f| (f.span(), f.get_ref().as_str()));
+    match format {
+        None | Some((_, "csv")) => {
+            if let Some(b) = &t.bin {
+                cx.err(
+                    b.span(),
+                    "`bin` is a key of Mahimahi traces",
+                    "format = \"mahimahi\", or no `bin`".to_string(),
+                );
+            }
+            capacity_trace(cx, scenario, &t.file)
+        }
+        Some((_, "mahimahi")) => {
+            let bin = match &t.bin {
+                Some(b) => match cx.duration(b, "bin") {
+                    Some(d) if !d.is_zero() => d,
+                    Some(_) => {
+                        cx.err(b.span(), "`bin` is zero", "e.g. \"100ms\"".to_string());
+                        return Vec::new();
+                    }
+                    None => return Vec::new(),
+                },
+                None => Duration::from_millis(100),
+            };
+            let path = std::path::Path::new(scenario)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(t.file.get_ref());
+            const EXPECTED: &str = "one delivery opportunity per line: a whole number of \
+                 milliseconds, never decreasing, the last one positive (Mahimahi's format)";
+            let text = match std::fs::read_to_string(&path) {
+                Ok(x) => x,
+                Err(e) => {
+                    cx.err(
+                        t.file.span(),
+                        format!("Mahimahi trace {}: cannot read it: {e}", path.display()),
+                        "a readable trace file".to_string(),
+                    );
+                    return Vec::new();
+                }
+            };
+            let steps = crate::traces::parse_mahimahi(&text)
+                .and_then(|ops| crate::traces::mahimahi_steps(&ops, bin, duration));
+            match steps {
+                Ok(s) => s,
+                Err(p) => {
+                    let at = if p.line > 0 {
+                        format!(" line {}:", p.line)
+                    } else {
+                        ":".to_string()
+                    };
+                    cx.err(
+                        t.file.span(),
+                        format!("Mahimahi trace {}{at} {}", path.display(), p.message),
+                        EXPECTED.to_string(),
+                    );
+                    Vec::new()
+                }
+            }
+        }
+        Some((span, other)) => {
+            cx.err(
+                span,
+                format!("unknown trace format \"{other}\""),
+                "\"csv\" (time_s,bandwidth rows) or \"mahimahi\"".to_string(),
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// The steps of a capacity trace: a CSV file (relative to the scenario file `scenario`) whose
@@ -1894,6 +2036,34 @@ fn flow_spec(
         }
         _ => media_spec(cx, file, f, packet_size, (start, stop))?,
     };
+    let real = f.real.as_ref().and_then(|r| {
+        let v = r.get_ref().as_str();
+        let ok = match kind_name {
+            // Linux names congestion controls with up to 15 characters (TCP_CA_NAME_MAX).
+            "tcp" => {
+                !v.is_empty()
+                    && v.len() <= 15
+                    && v.starts_with(|c: char| c.is_ascii_lowercase())
+                    && v.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            }
+            "udp" => v == "cbr",
+            _ => v == "tfrc",
+        };
+        if !ok {
+            let expected = match kind_name {
+                "tcp" => "a Linux congestion control name, e.g. \"reno\", \"cubic\" or \"bbr\"",
+                "udp" => "\"cbr\" (a paced UDP sender)",
+                _ => "\"tfrc\" (`tfrclab send` with the flow's profile)",
+            };
+            cx.err(
+                r.span(),
+                format!("flow \"{name}\": `real = \"{v}\"` cannot run a {kind_name} flow"),
+                expected.to_string(),
+            );
+        }
+        ok.then(|| v.to_string())
+    });
     Some(Flow {
         name,
         from: from?,
@@ -1902,6 +2072,7 @@ fn flow_spec(
         stop,
         packet_size,
         kind,
+        real,
     })
 }
 

@@ -32,6 +32,21 @@ pub struct RawScenario {
     /// Seed 000 E5: routers return time-exceeded notices (default: on when a flow uses
     /// `adaptive-ttl`).
     pub ttl_notices: Option<bool>,
+    /// `[real]`: how `tfrclab validate --real` runs the scenario on a real network.
+    pub real: Option<Spanned<RawReal>>,
+}
+
+/// `[real]`: settings of the real-network comparison.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReal {
+    pub reps: Option<Spanned<i64>>,
+    pub sim_seeds: Option<Spanned<i64>>,
+    pub start_jitter: Option<Spanned<Value>>,
+    pub lateness_p99: Option<Spanned<Value>>,
+    pub send_lateness_p99: Option<Spanned<Value>>,
+    pub tcp_info_interval: Option<Spanned<Value>>,
+    pub why: Option<String>,
 }
 
 /// `[protection]`: seed 000 E6's per-packet processing cost, and flows protected in full.
@@ -95,8 +110,13 @@ pub struct RawLink {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLinkTrace {
-    /// A CSV file of `time_s,bandwidth` steps, relative to the scenario file.
+    /// A CSV file of `time_s,bandwidth` steps, or a Mahimahi trace, relative to the scenario
+    /// file.
     pub file: Spanned<String>,
+    /// `"csv"` (default) or `"mahimahi"`.
+    pub format: Option<Spanned<String>>,
+    /// Mahimahi traces: the bins their opportunities are counted over.
+    pub bin: Option<Spanned<Value>>,
 }
 
 /// `[links.droptail]`: NS-2's Queue/DropTail options.
@@ -193,6 +213,8 @@ pub struct RawFlow {
     pub app_rate: Option<Spanned<Value>>,
     /// Seed-paper variants, `"name"` or `"name:param=value,..."` (`tfrc::variants`).
     pub variants: Option<Spanned<Vec<Spanned<String>>>>,
+    /// What runs this flow on a real network (`tfrclab validate --real`).
+    pub real: Option<Spanned<String>>,
     // media
     pub controller: Option<Spanned<String>>,
     pub deadline: Option<Spanned<Value>>,

@@ -267,7 +267,7 @@ fn on_off_tcp_cross_traffic() {
         })
     );
     let text = with(&format!(
-        "{tcp}[flows.on_off]\nsize_min = 30000\nsize_max = 20000\noff_mean = 10\n"
+        "{tcp}[flows.on_off]\nsize_min = 30000\nsize_max = 20000\noff_mean = \"10s\"\n"
     ));
     let (line, msg, _) = problem(&text, "m.toml");
     assert_eq!(line, line_of(&text, "size_max"));
@@ -277,11 +277,11 @@ fn on_off_tcp_cross_traffic() {
     ));
     assert!(problem(&text, "m.toml").1.contains("`off_mean` is 0"));
     let text = with(&format!(
-        "{FLOW}[flows.on_off]\nsize_min = 1\nsize_max = 2\noff_mean = 1\n"
+        "{FLOW}[flows.on_off]\nsize_min = 1\nsize_max = 2\noff_mean = \"1s\"\n"
     ));
     assert!(problem(&text, "m.toml").1.contains("`on_off` is a tcp key"));
     let text = with(&format!(
-        "{tcp}variant = \"cubic\"\n[flows.on_off]\nsize_min = 1\nsize_max = 2\noff_mean = 1\n"
+        "{tcp}variant = \"cubic\"\n[flows.on_off]\nsize_min = 1\nsize_max = 2\noff_mean = \"1s\"\n"
     ));
     assert!(problem(&text, "m.toml")
         .1
@@ -291,7 +291,7 @@ fn on_off_tcp_cross_traffic() {
 #[test]
 fn pauses_are_sorted_pairs_inside_the_flow() {
     let ok = with(&format!(
-        "{FLOW}stop = \"50s\"\npauses = [[\"10s\", \"20s\"], [30, 40]]\n"
+        "{FLOW}stop = \"50s\"\npauses = [[\"10s\", \"20s\"], [\"30s\", \"40s\"]]\n"
     ));
     let s = Scenario::parse("m.toml", &ok).unwrap();
     let FlowKind::Media { pauses, .. } = &s.flows[0].kind else {
@@ -306,9 +306,9 @@ fn pauses_are_sorted_pairs_inside_the_flow() {
     );
     for bad in [
         "pauses = [[\"20s\", \"10s\"]]",
-        "pauses = [[10, 20], [15, 30]]",
-        "pauses = [[10, 70]]",
-        "pauses = [[10]]",
+        "pauses = [[\"10s\", \"20s\"], [\"15s\", \"30s\"]]",
+        "pauses = [[\"10s\", \"70s\"]]",
+        "pauses = [[\"10s\"]]",
     ] {
         let text = with(&format!("{FLOW}{bad}\n"));
         let (line, msg, exp) = problem(&text, "m.toml");

@@ -379,6 +379,8 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             stop: _,
             packet_size,
             kind,
+            // What runs the flow on a real network; NS-2 runs the simulated flow.
+            real: _,
         } = flow;
         let item = format!("flow {name:?}");
         if *from >= n_nodes || *to >= n_nodes || from == to {
@@ -652,6 +654,8 @@ impl<'a> Writer<'a> {
             protection: _,
             // Refused in `check` when on.
             ttl_notices: _,
+            // Settings of `validate --real`; nothing in NS-2.
+            real: _,
         } = s;
         self.line(format!(
             "# NS-2.35 script for the tfrclab scenario {}, written by `tfrclab export-ns2` from {}.",
