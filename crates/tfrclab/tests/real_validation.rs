@@ -168,10 +168,8 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             // How the drops fell, counted from the capture (lab::drops): the bottleneck's
             // drops are all there, each flow's share of them given.
             let drops = run["drops"].as_array().unwrap();
-            let at_bottleneck: Vec<&serde_json::Value> = drops
-                .iter()
-                .filter(|d| d["link"] == "r0->r1")
-                .collect();
+            let at_bottleneck: Vec<&serde_json::Value> =
+                drops.iter().filter(|d| d["link"] == "r0->r1").collect();
             assert_eq!(at_bottleneck.len(), 2, "{drops:?}");
             let shares: f64 = at_bottleneck
                 .iter()
