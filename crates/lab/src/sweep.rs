@@ -317,29 +317,86 @@ pub fn run_all_until(
     on_done: &(dyn Fn() + Sync),
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<RunRecord>, String> {
-    crate::parallel::run_ordered_until(tasks, jobs, on_done, cancel, |t: &Task| {
+    let kept = run_all_kept(scenarios, points, tasks, jobs, on_done, cancel)?;
+    let mut out = Vec::with_capacity(kept.len());
+    for (i, r) in kept.into_iter().enumerate() {
+        match r {
+            Some(r) => out.push(r.record),
+            None => {
+                return Err(task_error(
+                    points,
+                    tasks[i],
+                    "skipped: the run was cancelled",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A finished run of [`run_all_kept`] and how long it took (as a campaign's result file
+/// records it).
+#[derive(Clone, Debug)]
+pub struct TimedRun {
+    /// What the run produced.
+    pub record: RunRecord,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// CPU seconds of its thread, where the platform tells.
+    pub cpu_s: Option<f64>,
+}
+
+/// [`run_all_until`] that keeps what finished: per task its run, or `None` for a task not
+/// started because `cancel` was raised. A failing run is an error, as for [`run_all`].
+pub fn run_all_kept(
+    scenarios: &[Scenario],
+    points: &[GridPoint],
+    tasks: &[Task],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<Option<TimedRun>>, String> {
+    let kept = crate::parallel::run_ordered_kept(tasks, jobs, on_done, cancel, |t: &Task| {
         let s = &scenarios[t.point];
         let opts = RunOptions {
             seed: Some(t.seed),
             ..RunOptions::default()
         };
+        let cpu0 = crate::campaign::exec::thread_cpu_s();
+        let t0 = std::time::Instant::now();
         let summary = runner::simulate(s, &opts)
             .map(|out| summary::summarize(s, &out))
             .map_err(|e| e.to_string())?;
-        Ok(RunRecord {
-            point: t.point,
-            seed: t.seed,
-            summary,
+        Ok(TimedRun {
+            record: RunRecord {
+                point: t.point,
+                seed: t.seed,
+                summary,
+            },
+            wall_s: t0.elapsed().as_secs_f64(),
+            cpu_s: cpu0
+                .zip(crate::campaign::exec::thread_cpu_s())
+                .map(|(a, b)| b - a),
         })
-    })
-    .map_err(|(i, e)| {
-        let t = tasks[i];
-        let label = points
-            .get(t.point)
-            .map(GridPoint::label)
-            .unwrap_or_default();
-        format!("grid point {} ({label}), seed {}: {e}", t.point + 1, t.seed)
-    })
+    })?;
+    let mut out = Vec::with_capacity(kept.len());
+    for (i, r) in kept.into_iter().enumerate() {
+        match r {
+            Some(Ok(v)) => out.push(Some(v)),
+            Some(Err(e)) => return Err(task_error(points, tasks[i], &e)),
+            None => out.push(None),
+        }
+    }
+    Ok(out)
+}
+
+/// `grid point 2 (rate=2Mbps), seed 3: <message>`.
+fn task_error(points: &[GridPoint], t: Task, e: &str) -> String {
+    let label = points
+        .get(t.point)
+        .map(GridPoint::label)
+        .unwrap_or_default();
+    format!("grid point {} ({label}), seed {}: {e}", t.point + 1, t.seed)
 }
 
 /// One number a run produced: `metric` of `subject` (a flow name, a flow kind for the

@@ -1,15 +1,18 @@
 //! `campaign run`: the runs of one shard that have no result yet, on a thread pool, each result
 //! written atomically as soon as it finishes.
 
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{
-    write_atomic, Campaign, CampaignError, Provenance, ResultFile, RunEntry, Shard, GIT_COMMIT,
-    RESULT_FORMAT, VERSION,
+    write_atomic, Campaign, CampaignError, NewOptions, Provenance, ResultFile, RunEntry, Shard,
+    GIT_COMMIT, RESULT_FORMAT, VERSION,
 };
 use crate::runner::{self, RunOptions};
 use crate::summary;
+use crate::sweep::TimedRun;
+use scenario::Scenario;
 
 /// What one `campaign run` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +38,7 @@ pub fn host_name() -> String {
 }
 
 /// CPU seconds used so far by the calling thread.
-fn thread_cpu_s() -> Option<f64> {
+pub(crate) fn thread_cpu_s() -> Option<f64> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         use nix::sys::resource::{getrusage, UsageWho};
@@ -206,4 +209,60 @@ pub fn run_shard(
         finished,
         failed: outcomes.len() - finished,
     })
+}
+
+/// Keep the finished runs of an interrupted `tfrclab sweep` as the campaign `dir`: made with
+/// `opts` (the sweep's grid and seeds), or opened when `dir` already is that campaign (an
+/// earlier interrupted run of the same sweep). Each run's result file is written as
+/// `campaign run` writes it, so `campaign run DIR` runs only the others and `campaign merge`
+/// writes what the sweep would have written. Returns the campaign and how many of its runs
+/// are done.
+pub fn keep_runs(
+    dir: &Path,
+    scenario: &Scenario,
+    opts: &NewOptions,
+    runs: Vec<TimedRun>,
+) -> Result<(Campaign, usize), CampaignError> {
+    let c = if dir.join(super::MANIFEST).exists() {
+        let c = Campaign::open(dir)?;
+        let m = &c.manifest;
+        if m.scenario_text != scenario.source
+            || m.axes != opts.axes
+            || m.seeds != opts.seeds
+            || m.seed_base != opts.seed_base
+        {
+            return Err(CampaignError::Invalid(vec![format!(
+                "{} is a campaign of another sweep (scenario, --set, --seeds or --seed-base \
+                 differ); the finished runs were not kept there",
+                dir.display()
+            )]));
+        }
+        c
+    } else {
+        Campaign::create(dir, scenario, opts)?
+    };
+    let host = host_name();
+    for t in runs {
+        let Some(e) = c
+            .manifest
+            .runs
+            .iter()
+            .find(|e| e.point == t.record.point && e.seed == t.record.seed)
+        else {
+            return Err(CampaignError::Io(format!(
+                "grid point {}, seed {}: not a run of {} (a bug: please report it)",
+                t.record.point + 1,
+                t.record.seed,
+                dir.display()
+            )));
+        };
+        let timing = RunTiming {
+            wall_s: t.wall_s,
+            cpu_s: t.cpu_s,
+            slurm_task: None,
+        };
+        record(&c, e, &host, timing, Ok(t.record.summary)).map_err(CampaignError::Io)?;
+    }
+    let (_, done) = pending(&c, Shard::ALL, true)?;
+    Ok((c, done))
 }

@@ -4,13 +4,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use super::Signals;
 use crate::EXIT_BAD_INPUT;
+use lab::campaign::{exec, slurm::shell_quote, NewOptions};
 use lab::output::{file_stem, OutputDir};
-use lab::sweep::{self, Axis, SweepResult, Task};
+use lab::sweep::{self, Axis, SweepResult, Task, TimedRun};
 use report::fmt_num;
 
 /// Arguments of `tfrclab sweep`.
@@ -41,9 +44,10 @@ pub struct Args {
     /// Runs at a time (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
-    /// The metrics the report opens with, in this order (repeat or separate by commas); a name
-    /// also takes in the metrics that extend it after an underscore. Default: throughput_bps,
-    /// friendliness.
+    /// The metrics the report opens with and the terminal table shows, in this order (repeat
+    /// or separate by commas); a name also takes in the metrics that extend it after an
+    /// underscore. Default: the report opens with throughput_bps and friendliness, the table
+    /// shows throughput and loss rate per flow.
     #[arg(long, value_name = "METRIC", value_delimiter = ',')]
     pub primary: Vec<String>,
     /// No progress on stderr (by default a bar on a terminal, else a line every 5 s).
@@ -98,19 +102,56 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .flat_map(|(point, ss)| ss.iter().map(move |&seed| Task { point, seed }))
         .collect();
     let jobs = lab::parallel::jobs(args.jobs);
+    // Ctrl-C (or SIGTERM) starts no new runs and keeps the finished ones; a second one quits.
+    let signals = Signals::catch_once()?;
     let mut bar = lab::parallel::Progress::new(tasks.len() as u64, args.quiet);
     let t0 = Instant::now();
     let done = || bar.inc();
-    let runs = sweep::run_all(&scenarios, &points, &tasks, jobs, &done);
+    let finished = AtomicBool::new(false);
+    let kept = std::thread::scope(|s| {
+        s.spawn(|| {
+            loop {
+                // Checked once more after the runs end: short runs may all end before a poll.
+                let last = finished.load(Ordering::SeqCst);
+                if signals.raised().load(Ordering::SeqCst) {
+                    bar.println(&format!(
+                        "{}: no new runs start; the runs in progress (at most {jobs}) finish, \
+                         then the finished runs are kept. Press Ctrl-C again to quit at once, \
+                         keeping nothing.",
+                        signals.name()
+                    ));
+                    return;
+                }
+                if last {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let kept = sweep::run_all_kept(&scenarios, &points, &tasks, jobs, &done, signals.raised());
+        finished.store(true, Ordering::SeqCst);
+        kept
+    });
     bar.finish();
-    let runs = match runs {
-        Ok(r) => r,
+    let kept = match kept {
+        Ok(k) => k,
         Err(e) => {
             eprintln!("error: {e}");
             eprintln!("nothing was written");
             return Ok(ExitCode::FAILURE);
         }
     };
+    if signals.raised().load(Ordering::SeqCst) {
+        let keep = Interrupted {
+            args,
+            file: &file,
+            text: &text,
+            dir: &dir,
+            total: tasks.len(),
+        };
+        return Ok(keep.report(&signals, kept));
+    }
+    let runs: Vec<sweep::RunRecord> = kept.into_iter().flatten().map(|t| t.record).collect();
     let wall = t0.elapsed();
     let aggregates = sweep::aggregate(points.len(), &runs);
     let result = SweepResult {
@@ -157,7 +198,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     sweep::report_with(&result, &primary).write(&out.path("report.html"))?;
     let dir = out.commit()?;
-    print!("{}", text_table(&result));
+    print!("{}", text_table(&result, &args.primary));
     println!(
         "{} runs ({} grid point(s) × {} seed(s)) in {} s on {} thread(s); wrote {}/{{sweep.csv, runs.csv, sweep.json, report.html}}",
         result.runs.len(),
@@ -170,8 +211,74 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Per grid point and flow: mean throughput and loss rate with their CI half-widths.
-pub fn text_table(r: &SweepResult) -> String {
+/// What an interrupted sweep keeps, and where.
+struct Interrupted<'a> {
+    args: &'a Args,
+    file: &'a str,
+    text: &'a str,
+    /// The output folder the sweep would have written (it is not written).
+    dir: &'a Path,
+    total: usize,
+}
+
+impl Interrupted<'_> {
+    /// Keep the finished runs as a campaign beside the output folder, say so and how to finish,
+    /// and return 128 + the signal's number.
+    fn report(&self, signals: &Signals, kept: Vec<Option<TimedRun>>) -> ExitCode {
+        let code = ExitCode::from(signals.exit_code().unwrap_or(130));
+        let finished: Vec<TimedRun> = kept.into_iter().flatten().collect();
+        eprintln!(
+            "interrupted by {}: {} of {} runs had finished; {} was not written",
+            signals.name(),
+            finished.len(),
+            self.total,
+            self.dir.display()
+        );
+        if finished.is_empty() {
+            eprintln!("no run had finished, so nothing was kept");
+            return code;
+        }
+        let keep = PathBuf::from(format!("{}.campaign", self.dir.display()));
+        let opts = NewOptions {
+            axes: self.args.sets.clone(),
+            seeds: self.args.seeds,
+            seed_base: self.args.seed_base,
+        };
+        let kept = scenario::Scenario::parse(self.file, self.text)
+            .map_err(|e| e.to_string())
+            .and_then(|s| exec::keep_runs(&keep, &s, &opts, finished).map_err(|e| e.to_string()));
+        match kept {
+            Ok((_, done)) => {
+                let q = |p: &Path| shell_quote(&p.display().to_string());
+                let primary = if self.args.primary.is_empty() {
+                    String::new()
+                } else {
+                    format!(" --primary {}", shell_quote(&self.args.primary.join(",")))
+                };
+                eprintln!(
+                    "kept the finished runs in the campaign {} ({done} of {} runs done). To \
+                     finish the sweep, run the others and merge them into what this sweep \
+                     would have written:\n  tfrclab campaign run {}\n  tfrclab campaign merge \
+                     {} --out {}{primary}",
+                    keep.display(),
+                    self.total,
+                    q(&keep),
+                    q(&keep),
+                    q(self.dir),
+                );
+            }
+            Err(e) => eprintln!("error: the finished runs could not be kept: {e}"),
+        }
+        code
+    }
+}
+
+/// Per grid point and flow: mean throughput and loss rate with their CI half-widths; or, when
+/// `primary` names metrics (`--primary`), those metrics per grid point and subject.
+pub fn text_table(r: &SweepResult, primary: &[String]) -> String {
+    if !primary.is_empty() {
+        return primary_table(r, primary);
+    }
     let mut rows: Vec<Vec<String>> = vec![vec![
         "point".into(),
         "values".into(),
@@ -213,6 +320,61 @@ pub fn text_table(r: &SweepResult) -> String {
                 format!("{:.4}", l.stat.mean),
                 hw(l.stat.ci_half_width, 1.0, 4),
             ]);
+        }
+    }
+    report::text::aligned(&rows, &[1, 2])
+}
+
+/// The `--primary` metrics (and those that extend them after an underscore), in the order
+/// named, per grid point and subject: mean and CI half-width in display units.
+fn primary_table(r: &SweepResult, primary: &[String]) -> String {
+    let mut metrics: Vec<&str> = Vec::new();
+    for p in primary {
+        for a in &r.aggregates {
+            if sweep::is_primary(&a.metric, p) && !metrics.contains(&a.metric.as_str()) {
+                metrics.push(&a.metric);
+            }
+        }
+    }
+    let mut header = vec!["point".to_string(), "values".into(), "subject".into()];
+    for m in &metrics {
+        let (_, unit) = sweep::display_unit(m);
+        header.push(if unit.is_empty() {
+            m.to_string()
+        } else {
+            format!("{m} ({unit})")
+        });
+        header.push("±95%".into());
+    }
+    let mut rows = vec![header];
+    for p in &r.points {
+        let mut subjects: Vec<&str> = Vec::new();
+        for a in r.aggregates.iter().filter(|a| a.point == p.index) {
+            if metrics.contains(&a.metric.as_str()) && !subjects.contains(&a.subject.as_str()) {
+                subjects.push(&a.subject);
+            }
+        }
+        for s in subjects {
+            let mut row = vec![(p.index + 1).to_string(), p.label(), s.to_string()];
+            for m in &metrics {
+                let (scale, _) = sweep::display_unit(m);
+                match r
+                    .aggregates
+                    .iter()
+                    .find(|a| a.point == p.index && a.subject == s && a.metric == *m)
+                {
+                    Some(a) => {
+                        row.push(fmt_num(a.stat.mean * scale));
+                        row.push(
+                            a.stat
+                                .ci_half_width
+                                .map_or_else(|| "-".into(), |h| fmt_num(h * scale)),
+                        );
+                    }
+                    None => row.extend(["-".to_string(), "-".to_string()]),
+                }
+            }
+            rows.push(row);
         }
     }
     report::text::aligned(&rows, &[1, 2])
