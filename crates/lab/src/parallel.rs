@@ -405,6 +405,21 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     bar
 }
 
+/// CPU seconds used so far by the calling thread.
+pub(crate) fn thread_cpu_s() -> Option<f64> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::sys::resource::{getrusage, UsageWho};
+        let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+        Some(s(u.user_time()) + s(u.system_time()))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

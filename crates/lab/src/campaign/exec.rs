@@ -37,21 +37,6 @@ pub fn host_name() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// CPU seconds used so far by the calling thread.
-pub(crate) fn thread_cpu_s() -> Option<f64> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use nix::sys::resource::{getrusage, UsageWho};
-        let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
-        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
-        Some(s(u.user_time()) + s(u.system_time()))
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        None
-    }
-}
-
 /// The runs of `shard` that have neither a result nor (unless `retry_failed`) an error file.
 /// Existing files of the shard are checked to belong to this campaign.
 pub fn pending(
@@ -84,7 +69,7 @@ pub fn pending(
 /// Run one campaign run and write its result (or its error) file.
 fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
     let scenario = &c.plan.scenarios[e.point];
-    let cpu0 = thread_cpu_s();
+    let cpu0 = crate::parallel::thread_cpu_s();
     let t0 = Instant::now();
     let outcome = runner::simulate(
         scenario,
@@ -96,7 +81,7 @@ fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
     .map(|out| summary::summarize(scenario, &out))
     .map_err(|err| err.to_string());
     let wall_s = t0.elapsed().as_secs_f64();
-    let cpu_s = match (cpu0, thread_cpu_s()) {
+    let cpu_s = match (cpu0, crate::parallel::thread_cpu_s()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
@@ -265,4 +250,42 @@ pub fn keep_runs(
     }
     let (_, done) = pending(&c, Shard::ALL, true)?;
     Ok((c, done))
+}
+
+/// [`keep_runs`] for an interrupted `tfrclab sweep` of `file` (`text`) that would have written
+/// `out`: the campaign is `out.campaign`. Returns what to tell the user: where the runs are and
+/// the two commands that finish the sweep (`primary`: its `--primary`).
+pub fn keep_interrupted(
+    file: &str,
+    text: &str,
+    out: &Path,
+    opts: &NewOptions,
+    primary: &[String],
+    finished: Vec<TimedRun>,
+) -> Result<String, String> {
+    if finished.is_empty() {
+        return Ok("no run had finished, so nothing was kept".into());
+    }
+    let total = opts.seeds as usize * crate::sweep::grid(&opts.axes).len();
+    let keep = std::path::PathBuf::from(format!("{}.campaign", out.display()));
+    let scenario = Scenario::parse(file, text).map_err(|e| e.to_string())?;
+    let (_, done) = keep_runs(&keep, &scenario, opts, finished).map_err(|e| e.to_string())?;
+    let q = |p: &Path| super::slurm::shell_quote(&p.display().to_string());
+    let primary = if primary.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " --primary {}",
+            super::slurm::shell_quote(&primary.join(","))
+        )
+    };
+    Ok(format!(
+        "kept the finished runs in the campaign {} ({done} of {total} runs done). To finish the \
+         sweep, run the others and merge them into what this sweep would have written:\n  \
+         tfrclab campaign run {}\n  tfrclab campaign merge {} --out {}{primary}",
+        keep.display(),
+        q(&keep),
+        q(&keep),
+        q(out),
+    ))
 }

@@ -70,8 +70,7 @@ impl Signals {
         Signals::register(false)
     }
 
-    /// [`Signals::catch`], but a second SIGINT or SIGTERM ends the process at once with
-    /// 128 + its number (the user who presses Ctrl-C twice does not want to wait).
+    /// [`Signals::catch`], but a second signal ends the process at once (128 + its number).
     pub(crate) fn catch_once() -> std::io::Result<Signals> {
         Signals::register(true)
     }
@@ -94,7 +93,7 @@ impl Signals {
         Ok(s)
     }
 
-    /// Raised once either signal arrived (for code that polls one flag).
+    /// Raised once either signal arrived.
     pub(crate) fn raised(&self) -> &std::sync::atomic::AtomicBool {
         &self.any
     }

@@ -92,19 +92,9 @@ fn command_line() -> String {
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "tfrclab".into());
     std::iter::once(program)
-        .chain(argv.map(|a| shell_word(&a.to_string_lossy())))
+        .chain(argv.map(|a| lab::campaign::slurm::shell_word(&a.to_string_lossy())))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// `word`, in single quotes when a shell would split or expand it.
-fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// Run the subcommand.

@@ -11,7 +11,7 @@ use clap::Parser;
 
 use super::Signals;
 use crate::EXIT_BAD_INPUT;
-use lab::campaign::{exec, slurm::shell_quote, NewOptions};
+use lab::campaign::{exec, NewOptions};
 use lab::output::{file_stem, OutputDir};
 use lab::sweep::{self, Axis, SweepResult, Task, TimedRun};
 use report::fmt_num;
@@ -109,24 +109,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let done = || bar.inc();
     let finished = AtomicBool::new(false);
     let kept = std::thread::scope(|s| {
-        s.spawn(|| {
-            loop {
-                // Checked once more after the runs end: short runs may all end before a poll.
-                let last = finished.load(Ordering::SeqCst);
-                if signals.raised().load(Ordering::SeqCst) {
-                    bar.println(&format!(
-                        "{}: no new runs start; the runs in progress (at most {jobs}) finish, \
+        s.spawn(|| loop {
+            let last = finished.load(Ordering::SeqCst);
+            if signals.raised().load(Ordering::SeqCst) {
+                bar.println(&format!(
+                    "{}: no new runs start; the runs in progress (at most {jobs}) finish, \
                          then the finished runs are kept. Press Ctrl-C again to quit at once, \
                          keeping nothing.",
-                        signals.name()
-                    ));
-                    return;
-                }
-                if last {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+                    signals.name()
+                ));
+                return;
             }
+            if last {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
         });
         let kept = sweep::run_all_kept(&scenarios, &points, &tasks, jobs, &done, signals.raised());
         finished.store(true, Ordering::SeqCst);
@@ -142,14 +139,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     if signals.raised().load(Ordering::SeqCst) {
-        let keep = Interrupted {
-            args,
-            file: &file,
-            text: &text,
-            dir: &dir,
-            total: tasks.len(),
-        };
-        return Ok(keep.report(&signals, kept));
+        return Ok(interrupted(args, &file, &text, &dir, &signals, kept));
     }
     let runs: Vec<sweep::RunRecord> = kept.into_iter().flatten().map(|t| t.record).collect();
     let wall = t0.elapsed();
@@ -198,7 +188,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     sweep::report_with(&result, &primary).write(&out.path("report.html"))?;
     let dir = out.commit()?;
-    print!("{}", text_table(&result, &args.primary));
+    print!("{}", sweep::text_table(&result, &args.primary));
     println!(
         "{} runs ({} grid point(s) × {} seed(s)) in {} s on {} thread(s); wrote {}/{{sweep.csv, runs.csv, sweep.json, report.html}}",
         result.runs.len(),
@@ -211,171 +201,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What an interrupted sweep keeps, and where.
-struct Interrupted<'a> {
-    args: &'a Args,
-    file: &'a str,
-    text: &'a str,
-    /// The output folder the sweep would have written (it is not written).
-    dir: &'a Path,
-    total: usize,
-}
-
-impl Interrupted<'_> {
-    /// Keep the finished runs as a campaign beside the output folder, say so and how to finish,
-    /// and return 128 + the signal's number.
-    fn report(&self, signals: &Signals, kept: Vec<Option<TimedRun>>) -> ExitCode {
-        let code = ExitCode::from(signals.exit_code().unwrap_or(130));
-        let finished: Vec<TimedRun> = kept.into_iter().flatten().collect();
-        eprintln!(
-            "interrupted by {}: {} of {} runs had finished; {} was not written",
-            signals.name(),
-            finished.len(),
-            self.total,
-            self.dir.display()
-        );
-        if finished.is_empty() {
-            eprintln!("no run had finished, so nothing was kept");
-            return code;
-        }
-        let keep = PathBuf::from(format!("{}.campaign", self.dir.display()));
-        let opts = NewOptions {
-            axes: self.args.sets.clone(),
-            seeds: self.args.seeds,
-            seed_base: self.args.seed_base,
-        };
-        let kept = scenario::Scenario::parse(self.file, self.text)
-            .map_err(|e| e.to_string())
-            .and_then(|s| exec::keep_runs(&keep, &s, &opts, finished).map_err(|e| e.to_string()));
-        match kept {
-            Ok((_, done)) => {
-                let q = |p: &Path| shell_quote(&p.display().to_string());
-                let primary = if self.args.primary.is_empty() {
-                    String::new()
-                } else {
-                    format!(" --primary {}", shell_quote(&self.args.primary.join(",")))
-                };
-                eprintln!(
-                    "kept the finished runs in the campaign {} ({done} of {} runs done). To \
-                     finish the sweep, run the others and merge them into what this sweep \
-                     would have written:\n  tfrclab campaign run {}\n  tfrclab campaign merge \
-                     {} --out {}{primary}",
-                    keep.display(),
-                    self.total,
-                    q(&keep),
-                    q(&keep),
-                    q(self.dir),
-                );
-            }
-            Err(e) => eprintln!("error: the finished runs could not be kept: {e}"),
-        }
-        code
-    }
-}
-
-/// Per grid point and flow: mean throughput and loss rate with their CI half-widths; or, when
-/// `primary` names metrics (`--primary`), those metrics per grid point and subject.
-pub fn text_table(r: &SweepResult, primary: &[String]) -> String {
-    if !primary.is_empty() {
-        return primary_table(r, primary);
-    }
-    let mut rows: Vec<Vec<String>> = vec![vec![
-        "point".into(),
-        "values".into(),
-        "flow".into(),
-        "thr Mb/s".into(),
-        "±95%".into(),
-        "loss".into(),
-        "±95%".into(),
-    ]];
-    let find = |p: usize, subject: &str, metric: &str| {
-        r.aggregates
-            .iter()
-            .find(|a| a.point == p && a.subject == subject && a.metric == metric)
+/// Keep the finished runs of an interrupted sweep as a campaign beside `dir` (the output
+/// folder, not written), say so and how to finish, and return 128 + the signal's number.
+fn interrupted(
+    a: &Args,
+    file: &str,
+    text: &str,
+    dir: &Path,
+    signals: &Signals,
+    kept: Vec<Option<TimedRun>>,
+) -> ExitCode {
+    let finished: Vec<TimedRun> = kept.into_iter().flatten().collect();
+    eprintln!(
+        "interrupted by {}: {} of {} runs had finished; {} was not written",
+        signals.name(),
+        finished.len(),
+        a.seeds as usize * sweep::grid(&a.sets).len(),
+        dir.display()
+    );
+    let opts = NewOptions {
+        axes: a.sets.clone(),
+        seeds: a.seeds,
+        seed_base: a.seed_base,
     };
-    let hw = |x: Option<f64>, scale: f64, digits: usize| {
-        x.map(|h| format!("{:.digits$}", h * scale))
-            .unwrap_or_else(|| "-".into())
-    };
-    for p in &r.points {
-        let flows: Vec<&str> = r
-            .runs
-            .iter()
-            .find(|run| run.point == p.index)
-            .map(|run| run.summary.flows.iter().map(|f| f.name.as_str()).collect())
-            .unwrap_or_default();
-        for f in flows {
-            let (Some(t), Some(l)) = (
-                find(p.index, f, "throughput_bps"),
-                find(p.index, f, "loss_rate"),
-            ) else {
-                continue;
-            };
-            rows.push(vec![
-                (p.index + 1).to_string(),
-                p.label(),
-                f.to_string(),
-                format!("{:.4}", t.stat.mean / 1e6),
-                hw(t.stat.ci_half_width, 1e-6, 4),
-                format!("{:.4}", l.stat.mean),
-                hw(l.stat.ci_half_width, 1.0, 4),
-            ]);
-        }
+    match exec::keep_interrupted(file, text, dir, &opts, &a.primary, finished) {
+        Ok(message) => eprintln!("{message}"),
+        Err(e) => eprintln!("error: the finished runs could not be kept: {e}"),
     }
-    report::text::aligned(&rows, &[1, 2])
-}
-
-/// The `--primary` metrics (and those that extend them after an underscore), in the order
-/// named, per grid point and subject: mean and CI half-width in display units.
-fn primary_table(r: &SweepResult, primary: &[String]) -> String {
-    let mut metrics: Vec<&str> = Vec::new();
-    for p in primary {
-        for a in &r.aggregates {
-            if sweep::is_primary(&a.metric, p) && !metrics.contains(&a.metric.as_str()) {
-                metrics.push(&a.metric);
-            }
-        }
-    }
-    let mut header = vec!["point".to_string(), "values".into(), "subject".into()];
-    for m in &metrics {
-        let (_, unit) = sweep::display_unit(m);
-        header.push(if unit.is_empty() {
-            m.to_string()
-        } else {
-            format!("{m} ({unit})")
-        });
-        header.push("±95%".into());
-    }
-    let mut rows = vec![header];
-    for p in &r.points {
-        let mut subjects: Vec<&str> = Vec::new();
-        for a in r.aggregates.iter().filter(|a| a.point == p.index) {
-            if metrics.contains(&a.metric.as_str()) && !subjects.contains(&a.subject.as_str()) {
-                subjects.push(&a.subject);
-            }
-        }
-        for s in subjects {
-            let mut row = vec![(p.index + 1).to_string(), p.label(), s.to_string()];
-            for m in &metrics {
-                let (scale, _) = sweep::display_unit(m);
-                match r
-                    .aggregates
-                    .iter()
-                    .find(|a| a.point == p.index && a.subject == s && a.metric == *m)
-                {
-                    Some(a) => {
-                        row.push(fmt_num(a.stat.mean * scale));
-                        row.push(
-                            a.stat
-                                .ci_half_width
-                                .map_or_else(|| "-".into(), |h| fmt_num(h * scale)),
-                        );
-                    }
-                    None => row.extend(["-".to_string(), "-".to_string()]),
-                }
-            }
-            rows.push(row);
-        }
-    }
-    report::text::aligned(&rows, &[1, 2])
+    ExitCode::from(signals.exit_code().unwrap_or(130))
 }
