@@ -165,6 +165,17 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             let em = &run["emulator"]["lateness"];
             assert!(em["n"].as_u64().unwrap() > 10_000, "{em}");
             assert!(em["p99_ns"].as_u64().is_some());
+            // How the drops fell, counted from the capture (lab::drops): the bottleneck's
+            // drops are all there, each flow's share of them given.
+            let drops = run["drops"].as_array().unwrap();
+            let at_bottleneck: Vec<&serde_json::Value> =
+                drops.iter().filter(|d| d["link"] == "r0->r1").collect();
+            assert_eq!(at_bottleneck.len(), 2, "{drops:?}");
+            let shares: f64 = at_bottleneck
+                .iter()
+                .map(|d| d["drop_share"].as_f64().unwrap())
+                .sum();
+            assert!((shares - 1.0).abs() < 1e-9, "{drops:?}");
             let flows = run["flows"].as_array().unwrap();
             let total: f64 = flows
                 .iter()
