@@ -283,24 +283,11 @@ mod tests {
         FlowMetrics {
             name: name.into(),
             kind: "tcp".into(),
-            sent_packets: 0,
-            received_packets: 0,
-            dropped_packets: 0,
-            dropped_by_cause: Default::default(),
-            generated_packets: 0,
             throughput_bps: thr,
             goodput_bps: thr,
-            loss_rate: 0.0,
             pdr: 1.0,
             delay_mean_s: 0.01,
-            delay_median_s: 0.0,
-            delay_p95_s: 0.0,
-            delay_p99_s: 0.0,
-            jitter_mean_s: 0.0,
-            jitter_range_s: 0.0,
-            jitter_rfc3550_s: 0.0,
-            smoothness_cov: 0.0,
-            exposed_packets: 0,
+            ..FlowMetrics::default()
         }
     }
 
