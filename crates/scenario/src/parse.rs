@@ -21,6 +21,14 @@ fn bare_number(v: &Value) -> Option<String> {
     match v {
         Value::Integer(i) => Some(i.to_string()),
         Value::Float(f) => Some(f.to_string()),
+        // `"5"` is as bare as `5`: the unit parsers would read it as seconds or bit/s.
+        Value::String(s) => {
+            let t = s.trim();
+            let numeric = t
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | '_'));
+            (numeric && t.replace('_', "").parse::<f64>().is_ok()).then(|| t.to_string())
+        }
         _ => None,
     }
 }
@@ -64,9 +72,7 @@ impl<'a> Ctx<'a> {
         let Some(n) = bare_number(v.get_ref()) else {
             return false;
         };
-        if matches!(v.get_ref(), Value::Integer(0))
-            || matches!(v.get_ref(), Value::Float(f) if *f == 0.0)
-        {
+        if n.replace('_', "").parse::<f64>() == Ok(0.0) {
             return false;
         }
         self.err(
