@@ -64,8 +64,8 @@ pub(crate) fn experiments(budget: &Budget) -> Vec<Experiment> {
             e.config(
                 Config::new(loss_id(p), format!("{}% loss", p * 100.0))
                     .x(p)
-                    .set("duration", budget.duration(100.0, 30.0))
-                    .set("warmup", budget.duration(20.0, 5.0))
+                    .set("duration", format!("{}s", budget.duration(100.0, 30.0)))
+                    .set("warmup", format!("{}s", budget.duration(20.0, 5.0)))
                     .set("links.r-d.loss.rate", format!("{p}")),
             )
         },
@@ -75,8 +75,8 @@ pub(crate) fn experiments(budget: &Budget) -> Vec<Experiment> {
         |e, &(id, label, variants, _)| {
             e.config(
                 Config::new(id, label)
-                    .set("duration", budget.duration(120.0, 40.0))
-                    .set("warmup", budget.duration(20.0, 10.0))
+                    .set("duration", format!("{}s", budget.duration(120.0, 40.0)))
+                    .set("warmup", format!("{}s", budget.duration(20.0, 10.0)))
                     .set("flows.tfrc.variants", variants),
             )
         },
@@ -91,7 +91,7 @@ pub(crate) fn experiments(budget: &Budget) -> Vec<Experiment> {
         |e, &(id, label, on)| {
             e.config(
                 Config::new(id, label)
-                    .set("duration", budget.duration(100.0, 30.0))
+                    .set("duration", format!("{}s", budget.duration(100.0, 30.0)))
                     .set("flows.tfrc.ecn", on),
             )
         },
@@ -110,7 +110,7 @@ pub(crate) fn experiments(budget: &Budget) -> Vec<Experiment> {
         |e, &(id, label, variants)| {
             e.config(
                 Config::new(id, label)
-                    .set("duration", budget.duration(60.0, 20.0))
+                    .set("duration", format!("{}s", budget.duration(60.0, 20.0)))
                     .set(format!("flows.{MEDIA}.variants"), variants),
             )
         },
