@@ -523,6 +523,11 @@ impl Gcc {
         self.history.in_flight_bytes()
     }
 
+    /// The latest round-trip sample (from the feedback of the newest packet reported).
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+
     /// A snapshot of GCC's state.
     pub fn state(&self) -> GccState {
         GccState {
