@@ -74,7 +74,11 @@ fn each_controller_fills_one_bottleneck_with_a_bounded_queue() {
         // GCC's AIMD backs off to 85 % of the received rate at each over-use and NADA's
         // equilibrium sits where its delay signal balances the ramp, so neither can hold
         // 100 %; 80 % leaves room for that saw-tooth and the encoder's frame-size noise.
-        assert!(f.throughput_bps > 0.8e6, "{c}: {:.0} bit/s", f.throughput_bps);
+        assert!(
+            f.throughput_bps > 0.8e6,
+            "{c}: {:.0} bit/s",
+            f.throughput_bps
+        );
         // Delay-based controllers: the mean queuing delay stays far below the 500-ms buffer
         // a loss-based sender would fill; 150 ms is above every target (SCReAM's 100 ms,
         // NADA's equilibrium ~30 ms at this rate, GCC's adaptive threshold) with margin.

@@ -211,7 +211,10 @@ impl Controller {
     pub fn rtt(&self) -> Option<Duration> {
         match self {
             Controller::Nada(c) => c.state().rtt,
-            Controller::Scream(c) => c.state().s_rtt.and_then(|r| Duration::try_from_secs_f64(r).ok()),
+            Controller::Scream(c) => c
+                .state()
+                .s_rtt
+                .and_then(|r| Duration::try_from_secs_f64(r).ok()),
             Controller::Gcc(c) => c.rtt(),
         }
     }

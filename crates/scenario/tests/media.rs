@@ -131,11 +131,8 @@ fn the_rmcat_controllers_are_named() {
         ("scream", MediaController::Scream),
         ("gcc", MediaController::Gcc),
     ] {
-        let s = Scenario::parse(
-            "m.toml",
-            &with(&format!("{FLOW}controller = \"{name}\"\n")),
-        )
-        .unwrap();
+        let s =
+            Scenario::parse("m.toml", &with(&format!("{FLOW}controller = \"{name}\"\n"))).unwrap();
         let FlowKind::Media { controller, .. } = &s.flows[0].kind else {
             panic!()
         };

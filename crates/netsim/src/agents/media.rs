@@ -328,10 +328,9 @@ impl MediaSender {
             } => {
                 // The pacer's deadline only while a packet waits for it; a packet held by
                 // SCReAM's window waits for feedback instead.
-                let pacer = (!*stopped
-                    && *next_send > ctx.now()
-                    && self.app.peek_packet().is_some())
-                .then_some(*next_send);
+                let pacer =
+                    (!*stopped && *next_send > ctx.now() && self.app.peek_packet().is_some())
+                        .then_some(*next_send);
                 let timeout = cc.poll_timeout().map(|t| Time::from_nanos(t.as_nanos()));
                 pacer.into_iter().chain(timeout).min()
             }
