@@ -309,6 +309,13 @@ pub struct ReceiverReport {
     /// buffer_per_session`, `buffer_total`) was full; dropped before the core, so the sender
     /// sees them as losses and slows down.
     pub app_overflow: u64,
+    /// The session agreed to ECN (the sender's data went out ECT(0)).
+    #[serde(default)]
+    pub ecn: bool,
+    /// Data packets that arrived marked Congestion Experienced by the network; each is a
+    /// loss (RFC 5348 §5.1) without a packet lost.
+    #[serde(default)]
+    pub ce_marks: u64,
     /// Feedback packets sent.
     pub feedbacks: u64,
     /// The core's loss event rate p at the end.

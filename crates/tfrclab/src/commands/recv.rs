@@ -339,7 +339,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             print_flow(&mut sink, flow)?;
             writeln!(
                 sink,
-                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}, drops {} ({}), reordered {}, hops {}{}",
+                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}{}, drops {} ({}), reordered {}, hops {}{}",
                 report.session,
                 report.peer.as_deref().unwrap_or("-"),
                 report.protection,
@@ -349,6 +349,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     .map_or(String::new(), |k| format!(" (sender key {k})")),
                 report.p,
                 report.loss_events,
+                if report.ecn {
+                    format!(", ECN marks {}", report.ce_marks)
+                } else {
+                    String::new()
+                },
                 report.drops.total(),
                 report.drops,
                 report.reordered,
