@@ -15,9 +15,14 @@
 
 use tfrc::{Arrival, Profile, Receiver, Sender};
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::{Header, MediaCcHeader, MediaData, MediaFeedback, Packet, PacketKind};
 use crate::Time;
+
+/// Each media agent's one timer: the sender's earliest of the application's next frame, the
+/// controller's timeout and the next pause boundary (one timer, so that what is due at one
+/// instant is handled in one call); the receiver's controller timeout.
+const WAKE: TimerId = TimerId(0);
 
 /// The most packets one call sends; the controllers bound their bursts well below it, so
 /// reaching it means a controller bug, not a busy link.
@@ -190,22 +195,39 @@ impl MediaSender {
     }
 }
 
+impl MediaSender {
+    /// Arm the wake-up at the earliest of what the agent waits for.
+    fn arm(&self, ctx: &mut AgentCtx<'_>) {
+        let app = self.app.next_wake().map(Time::from_nanos);
+        let cc = match &self.cc {
+            SenderCc::Tfrc { sender, .. } => sender.poll_timeout(),
+        };
+        let next = [app, cc, self.next_pause_boundary()]
+            .into_iter()
+            .flatten()
+            .min();
+        ctx.sync_timer(WAKE, next);
+    }
+}
+
 impl Agent for MediaSender {
     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
         self.app.start(ns(ctx.now()));
         self.produce(ctx);
         self.transmit(ctx);
+        self.arm(ctx);
     }
 
-    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         self.app.stop();
         self.pauses.clear();
         match &mut self.cc {
             SenderCc::Tfrc { sender, .. } => sender.stop(),
         }
+        self.arm(ctx);
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         match (&mut self.cc, &pkt.header) {
             (SenderCc::Tfrc { sender, .. }, Header::MediaFeedback(MediaFeedback::Tfrc(fb))) => {
@@ -217,9 +239,10 @@ impl Agent for MediaSender {
             _ => return,
         }
         self.transmit(ctx);
+        self.arm(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         self.pause_step(now);
         self.produce(ctx);
@@ -231,17 +254,7 @@ impl Agent for MediaSender {
             }
         }
         self.transmit(ctx);
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        let app = self.app.next_wake().map(Time::from_nanos);
-        let cc = match &self.cc {
-            SenderCc::Tfrc { sender, .. } => sender.poll_timeout(),
-        };
-        [app, cc, self.next_pause_boundary()]
-            .into_iter()
-            .flatten()
-            .min()
+        self.arm(ctx);
     }
 
     fn app_counters(&self) -> AppCounters {
@@ -325,12 +338,24 @@ impl MediaReceiver {
     }
 }
 
+impl MediaReceiver {
+    fn arm(&self, ctx: &mut AgentCtx<'_>) {
+        match &self.cc {
+            ReceiverCc::Tfrc { receiver, .. } => ctx.sync_timer(WAKE, receiver.poll_timeout()),
+        }
+    }
+}
+
 impl Agent for MediaReceiver {
-    fn on_start(&mut self, _ctx: &mut AgentCtx<'_>) {}
+    fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
+        self.arm(ctx);
+    }
 
-    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
+        self.arm(ctx);
+    }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let Header::MediaData(d) = &pkt.header else {
             return;
         };
@@ -347,9 +372,10 @@ impl Agent for MediaReceiver {
             }
         }
         self.answer(ctx);
+        self.arm(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         match &mut self.cc {
             ReceiverCc::Tfrc { receiver, .. } => {
@@ -359,11 +385,6 @@ impl Agent for MediaReceiver {
             }
         }
         self.answer(ctx);
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        match &self.cc {
-            ReceiverCc::Tfrc { receiver, .. } => receiver.poll_timeout(),
-        }
+        self.arm(ctx);
     }
 }

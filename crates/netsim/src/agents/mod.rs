@@ -1,6 +1,7 @@
 //! The agents a flow can use, as a closed enum dispatching the [`Agent`] trait by `match`.
 //!
-//! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
+//! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!` (the interface
+//! itself, with an example, is documented in [`crate::agent`]).
 
 pub mod media;
 pub mod onoff;
@@ -19,9 +20,8 @@ pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
 pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::Packet;
-use crate::Time;
 
 /// Every agent type the simulator can run.
 #[derive(Clone, Debug)]
@@ -133,17 +133,14 @@ impl Agent for AnyAgent {
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_stop(ctx))
     }
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_packet(pkt, ctx))
     }
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        dispatch!(self, a => a.on_wake(ctx))
+    fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_timer(timer, ctx))
     }
-    fn next_wake(&self) -> Option<Time> {
-        dispatch!(self, a => a.next_wake())
-    }
-    fn next_wake_secs(&self) -> Option<f64> {
-        dispatch!(self, a => a.next_wake_secs())
+    fn timers(&self) -> usize {
+        dispatch!(self, a => a.timers())
     }
     fn app_counters(&self) -> AppCounters {
         dispatch!(self, a => a.app_counters())

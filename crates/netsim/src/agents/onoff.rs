@@ -13,10 +13,13 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::agents::tcp::TcpSender;
 use crate::packet::Packet;
 use crate::Time;
+
+/// The next file's start, after the TCP sender's own timers (ids 0 and 1).
+const ON: TimerId = TimerId(2);
 
 /// The on/off pattern.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,6 +73,7 @@ impl OnOffTcp {
         self.files += 1;
         self.busy = true;
         self.tcp.begin_transfer(bytes.div_ceil(size).max(1), ctx);
+        self.tcp.sync_timers(ctx);
     }
 
     fn idle(&mut self, ctx: &mut AgentCtx<'_>) {
@@ -77,7 +81,9 @@ impl OnOffTcp {
         let u: f64 = ctx.rng().gen();
         let off = -self.cfg.off_mean.as_secs_f64() * (1.0 - u).ln();
         self.busy = false;
-        self.next_on = Some(ctx.now() + Duration::from_secs_f64(off.min(1e9)));
+        let at = ctx.now() + Duration::from_secs_f64(off.min(1e9));
+        self.next_on = Some(at);
+        ctx.set_timer(ON, at);
     }
 }
 
@@ -92,29 +98,28 @@ impl Agent for OnOffTcp {
 
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         self.next_on = None;
+        ctx.cancel_timer(ON);
         self.tcp.on_stop(ctx);
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         self.tcp.on_packet(pkt, ctx);
         if self.busy && self.tcp.transfer_done() {
             self.idle(ctx);
         }
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        if self.next_on.is_some_and(|t| t <= ctx.now()) {
+    fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        if timer == ON {
             self.next_on = None;
             self.start_file(ctx);
+        } else {
+            self.tcp.on_timer(timer, ctx);
         }
-        self.tcp.on_wake(ctx);
     }
 
-    fn next_wake(&self) -> Option<Time> {
-        match (self.tcp.next_wake(), self.next_on) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    fn timers(&self) -> usize {
+        3
     }
 
     fn app_counters(&self) -> AppCounters {
