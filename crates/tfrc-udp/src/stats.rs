@@ -427,6 +427,34 @@ impl ReceiverReport {
     }
 }
 
+/// The receiver's one-line summary (`recv`'s text output, after `# receiver: `): session, peer,
+/// protection, p, loss events, ECN marks when agreed, drops, reordering, hops.
+impl std::fmt::Display for ReceiverReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session {:016x} from {}, ",
+            self.session,
+            self.peer.as_deref().unwrap_or("-")
+        )?;
+        write!(f, "protection {}", self.protection)?;
+        if let Some(k) = &self.sender_key {
+            write!(f, " (sender key {k})")?;
+        }
+        write!(f, ", p {:.5}, loss events {}", self.p, self.loss_events)?;
+        if self.ecn {
+            write!(f, ", ECN marks {}", self.ce_marks)?;
+        }
+        let hops = self.hops.map_or("-".to_string(), |h| h.to_string());
+        let (n, d, r) = (self.drops.total(), &self.drops, self.reordered);
+        write!(f, ", drops {n} ({d}), reordered {r}, hops {hops}")?;
+        if self.sender_packets.is_none() {
+            f.write_str(", no FIN (sent_packets estimated from received)")?;
+        }
+        Ok(())
+    }
+}
+
 /// "none", or the non-zero causes: "3 duplicate, 1 tampered" (the terminal summaries).
 impl std::fmt::Display for Drops {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
