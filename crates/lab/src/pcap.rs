@@ -62,6 +62,18 @@ pub struct PcapOptions {
     pub links: Vec<String>,
 }
 
+impl PcapOptions {
+    /// The options for a run writing into `out`: a pcap folder inside the output folder (as
+    /// in `--out res --pcap res/pcap`) is written in its staging folder, or the commit, which
+    /// replaces the output folder whole, would delete it.
+    pub fn placed(&self, out: &crate::output::OutputDir) -> PcapOptions {
+        PcapOptions {
+            dir: out.place(&self.dir),
+            links: self.links.clone(),
+        }
+    }
+}
+
 /// The IPv4 address of node `n`.
 pub fn node_address(n: u32) -> [u8; 4] {
     let a = n + 1;

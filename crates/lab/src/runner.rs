@@ -238,6 +238,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             window,
             window_init,
             delayed_ack,
+            overhead,
             on_off,
         } => {
             let v = match variant {
@@ -267,6 +268,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 window: *window,
                 window_init: *window_init,
                 packet_size: flow.packet_size,
+                overhead: *overhead,
                 ..TcpConfig::ns2(v)
             };
             let sink = TcpSinkConfig {

@@ -404,6 +404,9 @@ pub enum FlowKind {
         window_init: u32,
         /// `delayed_ack`: TCPSink/DelAck (default false).
         delayed_ack: bool,
+        /// `overhead`: NS-2's `overhead_`, each send delayed by a uniform random time below it
+        /// (default 0: off), the remedy for phase effects (docs/phase-effects.md).
+        overhead: Duration,
         /// `[flows.on_off]`: short transfers separated by idle periods instead of one
         /// always-backlogged transfer (RFC 8867 §5.7's short TCP flows).
         on_off: Option<OnOff>,

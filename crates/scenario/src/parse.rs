@@ -1782,8 +1782,9 @@ fn flow_spec(
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 13] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 14] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
+        ("overhead", f.overhead.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
             "window_init",
@@ -1998,6 +1999,22 @@ fn flow_spec(
                     "delayed_ack = false (or omitted) with variant = \"cubic\"".to_string(),
                 );
             }
+            let overhead = match &f.overhead {
+                Some(o) => cx.duration(o, "overhead")?,
+                None => Duration::ZERO,
+            };
+            if let (Some(o), TcpVariant::Cubic(_)) = (&f.overhead, variant) {
+                if !overhead.is_zero() {
+                    cx.err(
+                        o.span(),
+                        format!(
+                            "flow \"{name}\": overhead with variant = \"cubic\"; the send-time \
+                             jitter is modelled for NS-2's one-way TCPs, not its Agent/TCP/Linux"
+                        ),
+                        "a tahoe, reno, newreno or sack flow, or no overhead".to_string(),
+                    );
+                }
+            }
             let on_off = f.on_off.as_ref().and_then(|o| on_off_spec(cx, o));
             if let (Some(o), TcpVariant::Cubic(_)) = (&f.on_off, variant) {
                 cx.err(
@@ -2011,6 +2028,7 @@ fn flow_spec(
                 window,
                 window_init,
                 delayed_ack,
+                overhead,
                 on_off,
             }
         }

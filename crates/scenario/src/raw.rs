@@ -204,6 +204,7 @@ pub struct RawFlow {
     pub window: Option<Spanned<i64>>,
     pub window_init: Option<Spanned<i64>>,
     pub delayed_ack: Option<bool>,
+    pub overhead: Option<Spanned<Value>>,
     // udp
     pub rate: Option<Spanned<Value>>,
     pub random: Option<bool>,

@@ -1053,3 +1053,26 @@ fn every_problem_of_a_dumbbell_is_reported() {
     }
     assert_eq!(ps.len(), 4, "{ps:#?}");
 }
+
+/// `overhead` (NS-2's `overhead_`) is a duration on one-way TCP flows, refused with CUBIC and
+/// on other kinds.
+#[test]
+fn tcp_overhead_parses_and_is_refused_where_not_modelled() {
+    let text = GOOD.replace("window = 100", "window = 100\noverhead = \"3ms\"");
+    let s = Scenario::parse("x/o.toml", &text).unwrap();
+    assert!(matches!(
+        s.flows[1].kind,
+        FlowKind::Tcp { overhead, .. } if overhead == Duration::from_millis(3)
+    ));
+    let bare = GOOD.replace("window = 100", "window = 100\noverhead = 3");
+    one_at(&bare, "3", "has no unit", "\"3ms\"");
+    let cubic = text.replace("variant = \"tahoe\"", "variant = \"cubic\"");
+    one_at(
+        &cubic,
+        "\"3ms\"",
+        "overhead with variant = \"cubic\"",
+        "no overhead",
+    );
+    let tfrc = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\noverhead = \"3ms\"");
+    one_at(&tfrc, "\"3ms\"", "`overhead` is a tcp key", "tfrc flows");
+}

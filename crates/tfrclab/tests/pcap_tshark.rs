@@ -398,6 +398,35 @@ fn tshark_decodes_the_simulated_packets_as_the_simulator_held_them() {
             "{name}"
         );
     }
+    // The layout docs/wireshark.md shows, the pcap folder inside --out: the output folder's
+    // commit must not delete it.
+    let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+        .args([
+            "run",
+            "s.toml",
+            "--out",
+            "res2",
+            "--pcap",
+            "res2/pcap",
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for l in &s.links {
+        let name = format!("{}.pcap", l.name);
+        assert_eq!(
+            std::fs::read(dir.path().join("res2/pcap").join(&name)).ok(),
+            std::fs::read(pcap_dir.join(&name)).ok(),
+            "res2/pcap/{name}"
+        );
+    }
+    assert!(dir.path().join("res2/summary.json").exists());
     let hosts = std::fs::read_to_string(dir.path().join("cli-pcap/hosts")).unwrap();
     assert!(
         hosts.contains(&format!("{}\tr0", addr(node("r0")))),

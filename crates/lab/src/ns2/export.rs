@@ -403,6 +403,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 window,
                 window_init,
                 delayed_ack: _,
+                overhead: _,
                 on_off,
             } => {
                 if on_off.is_some() {
@@ -1058,6 +1059,7 @@ impl<'a> Writer<'a> {
                     window,
                     window_init,
                     delayed_ack,
+                    overhead,
                     // Refused in `check`.
                     on_off: _,
                 } => {
@@ -1089,6 +1091,9 @@ impl<'a> Writer<'a> {
                     self.line(format!("$src({i}) set packetSize_ {size}"));
                     self.line(format!("$src({i}) set window_ {window}"));
                     self.line(format!("$src({i}) set windowInit_ {window_init}"));
+                    if !overhead.is_zero() {
+                        self.line(format!("$src({i}) set overhead_ {}", secs(*overhead)));
+                    }
                     if cubic {
                         self.line(format!("$src({i}) set timestamps_ true"));
                     }
