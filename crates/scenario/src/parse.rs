@@ -767,6 +767,9 @@ fn real_settings(
 }
 
 fn known_nodes(nodes: &NodeTable) -> String {
+    if nodes.names.is_empty() {
+        return "a node that a [[links]] entry connects (this file has no links yet)".into();
+    }
     let mut names: Vec<&str> = nodes.names.iter().map(String::as_str).collect();
     let more = names.len() > 20;
     names.truncate(20);
