@@ -320,6 +320,28 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 MediaReceiver::tfrc(&profile).map_err(bad)?.into(),
             )
         }
+        FlowKind::Media {
+            controller: c @ (MediaController::Nada | MediaController::Scream | MediaController::Gcc),
+            source,
+            deadline,
+            pauses,
+        } => {
+            let bad = |e: String| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let kind = rmcat::ControllerKind::from_name(c.name())
+                .ok_or_else(|| bad(format!("no RMCAT controller \"{}\"", c.name())))?;
+            let app = media::sender::MediaSender::new(
+                media_source(source).map_err(|e| bad(e.to_string()))?,
+                flow.packet_size,
+                u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX),
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            (
+                MediaSender::rmcat(app, kind, rate_range(source))
+                    .with_pauses(pauses.iter().map(|&(a, b)| (time(a), time(b))).collect())
+                    .into(),
+                MediaReceiver::rmcat(kind).into(),
+            )
+        }
         FlowKind::Tfrc {
             app_rate_bps,
             app_on_off,
@@ -353,6 +375,22 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             )
         }
     })
+}
+
+/// The rate range an RMCAT controller keeps its target in: the statistical model's
+/// `min_rate`, `max_rate` and `start_rate`; a trace, which ignores the controller, gets the
+/// model's defaults (RFC 8867 §4's 150 kbit/s to 1.5 Mbit/s).
+fn rate_range(s: &MediaSource) -> rmcat::RateRange {
+    let default = media::model::StatisticalConfig::default();
+    let cfg = match s {
+        MediaSource::Statistical(cfg) => cfg,
+        MediaSource::Trace { .. } => &default,
+    };
+    rmcat::RateRange {
+        min: cfg.r_min,
+        max: cfg.r_max,
+        start: cfg.r_init,
+    }
 }
 
 /// The video source a media flow's application runs.

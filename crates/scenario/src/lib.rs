@@ -464,13 +464,27 @@ pub enum MediaController {
         /// `variants`, as on a TFRC flow.
         variants: Vec<tfrc::variants::VariantChoice>,
     },
+    /// `controller = "nada"`: NADA (RFC 8698) with its reference parameters, from RFC 8888
+    /// feedback; `packet_size` is the media packets' largest payload.
+    Nada,
+    /// `controller = "scream"`: SCReAM version 1 (RFC 8298), from RFC 8888 feedback.
+    Scream,
+    /// `controller = "gcc"`: Google Congestion Control (draft-ietf-rmcat-gcc-02), from
+    /// transport-wide feedback.
+    Gcc,
 }
 
 impl MediaController {
+    /// The names `controller` accepts.
+    pub const NAMES: [&'static str; 4] = ["tfrc", "nada", "scream", "gcc"];
+
     /// The name used in the scenario file and in reports.
     pub fn name(&self) -> &'static str {
         match self {
             MediaController::Tfrc { .. } => "tfrc",
+            MediaController::Nada => "nada",
+            MediaController::Scream => "scream",
+            MediaController::Gcc => "gcc",
         }
     }
 }

@@ -768,6 +768,9 @@ fn real_settings(
 }
 
 fn known_nodes(nodes: &NodeTable) -> String {
+    if nodes.names.is_empty() {
+        return "a node that a [[links]] entry connects (this file has no links yet)".into();
+    }
     let mut names: Vec<&str> = nodes.names.iter().map(String::as_str).collect();
     let more = names.len() > 20;
     names.truncate(20);
@@ -2211,11 +2214,39 @@ fn media_spec(
             let (profile, variants) = tfrc_settings(cx, f, packet_size);
             MediaController::Tfrc { profile, variants }
         }
+        Some((_, name @ ("nada" | "scream" | "gcc"))) => {
+            // `profile` and `variants` configure TFRC; the RMCAT controllers run their
+            // specs' parameters.
+            let tfrc_keys = [
+                ("profile", f.profile.as_ref().map(|v| v.span())),
+                ("variants", f.variants.as_ref().map(|v| v.span())),
+            ];
+            for (key, at) in tfrc_keys {
+                if let Some(at) = at {
+                    cx.err(
+                        at,
+                        format!(
+                            "`{key}` configures TFRC, but this media flow has controller = \"{name}\""
+                        ),
+                        format!("no `{key}`, or controller = \"tfrc\""),
+                    );
+                }
+            }
+            match name {
+                "nada" => MediaController::Nada,
+                "scream" => MediaController::Scream,
+                _ => MediaController::Gcc,
+            }
+        }
         Some((span, other)) => {
+            let names: Vec<String> = MediaController::NAMES
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect();
             cx.err(
                 span,
                 format!("unknown media controller \"{other}\""),
-                "\"tfrc\"".to_string(),
+                names.join(", "),
             );
             return None;
         }

@@ -1114,3 +1114,18 @@ fn tcp_overhead_parses_and_is_refused_where_not_modelled() {
     let tfrc = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\noverhead = \"3ms\"");
     one_at(&tfrc, "\"3ms\"", "`overhead` is a tcp key", "tfrc flows");
 }
+
+/// A flow's unknown node in a file without links says so, instead of an empty list.
+#[test]
+fn unknown_node_without_links_says_there_are_none() {
+    let text = "name = \"x\"\nduration = \"1s\"\n\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    let ps = problems(text);
+    let p = ps
+        .iter()
+        .find(|p| p.message.contains("unknown node \"a\""))
+        .expect("a");
+    assert!(
+        p.expected.as_deref().unwrap_or("").contains("no links yet"),
+        "{p:#?}"
+    );
+}
