@@ -378,55 +378,30 @@ fn tshark_decodes_the_simulated_packets_as_the_simulator_held_them() {
     let sacks = tshark(&file, "tcp.options.sack_le", &["tcp.options.sack_le"]);
     assert!(!sacks.is_empty(), "the SACK sink's blocks are in the ACKs");
 
-    // The CLI writes the same files.
+    // The CLI writes the same files: beside the output folder, and inside it (the layout
+    // docs/wireshark.md shows; the output folder's commit must not delete it).
     std::fs::write(dir.path().join("s.toml"), SCENARIO).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-        .args(["run", "s.toml", "--out", "res", "--pcap", "cli-pcap", "-q"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for l in &s.links {
-        let name = format!("{}.pcap", l.name);
-        assert_eq!(
-            std::fs::read(dir.path().join("cli-pcap").join(&name)).unwrap(),
-            std::fs::read(pcap_dir.join(&name)).unwrap(),
-            "{name}"
+    for (res, pcap) in [("res", "cli-pcap"), ("res2", "res2/pcap")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+            .args(["run", "s.toml", "--out", res, "--pcap", pcap, "-q"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
         );
+        for l in &s.links {
+            let name = format!("{}.pcap", l.name);
+            assert_eq!(
+                std::fs::read(dir.path().join(pcap).join(&name)).ok(),
+                Some(std::fs::read(pcap_dir.join(&name)).unwrap()),
+                "{pcap}/{name}"
+            );
+        }
+        assert!(dir.path().join(res).join("summary.json").exists());
     }
-    // The layout docs/wireshark.md shows, the pcap folder inside --out: the output folder's
-    // commit must not delete it.
-    let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-        .args([
-            "run",
-            "s.toml",
-            "--out",
-            "res2",
-            "--pcap",
-            "res2/pcap",
-            "-q",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for l in &s.links {
-        let name = format!("{}.pcap", l.name);
-        assert_eq!(
-            std::fs::read(dir.path().join("res2/pcap").join(&name)).ok(),
-            std::fs::read(pcap_dir.join(&name)).ok(),
-            "res2/pcap/{name}"
-        );
-    }
-    assert!(dir.path().join("res2/summary.json").exists());
     let hosts = std::fs::read_to_string(dir.path().join("cli-pcap/hosts")).unwrap();
     assert!(
         hosts.contains(&format!("{}\tr0", addr(node("r0")))),
