@@ -150,6 +150,12 @@ impl PcapSink {
     pub fn create(s: &Scenario, opts: &PcapOptions) -> Result<PcapSink, String> {
         let chosen = selected_links(s, opts)?;
         let dir = &opts.dir;
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "--pcap {}: it exists and is not a folder; name a folder for the pcap files",
+                dir.display()
+            ));
+        }
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let hosts: String = s

@@ -402,6 +402,19 @@ fn tshark_decodes_the_simulated_packets_as_the_simulator_held_them() {
         }
         assert!(dir.path().join(res).join("summary.json").exists());
     }
+    // A file where the pcap folder should be: a clear error, not "File exists".
+    std::fs::write(dir.path().join("a-file"), "x").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+        .args(["run", "s.toml", "--out", "res3", "--pcap", "a-file", "-q"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--pcap a-file: it exists and is not a folder"),
+        "{err}"
+    );
     let hosts = std::fs::read_to_string(dir.path().join("cli-pcap/hosts")).unwrap();
     assert!(
         hosts.contains(&format!("{}\tr0", addr(node("r0")))),
