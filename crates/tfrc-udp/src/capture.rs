@@ -1,5 +1,5 @@
 //! A capture hook (`tfrclab send --pcap`, `recv --pcap`): every datagram a [`crate::Sender`],
-//! [`crate::async_sender::AsyncSender`] or [`crate::Receiver`] hands to its socket or reads
+//! `async_sender::AsyncSender` (feature `tokio`) or [`crate::Receiver`] hands to its socket or reads
 //! from it, with what a packet capture on the host would show of it (the real addresses and
 //! ports, TTL, ECN field, the time), given to a [`CaptureSink`].
 //!

@@ -22,7 +22,7 @@ use netsim::packet::{Direction, Header};
 
 mod common;
 
-use common::tshark;
+use common::{nanos, tshark};
 use netsim::trace::{TraceEvent, TraceLine, TraceSink};
 
 const SCENARIO: &str = r#"name = "pcap"
@@ -123,13 +123,6 @@ impl TraceSink for Log {
 fn addr(n: u32) -> String {
     let a = lab::pcap::node_address(n);
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
-}
-
-/// tshark's epoch time ("3.001234567") in nanoseconds, exactly.
-fn nanos(t: &str) -> u64 {
-    let (s, f) = t.split_once('.').unwrap_or((t, "0"));
-    let f = format!("{f:0<9}");
-    s.parse::<u64>().unwrap() * 1_000_000_000 + f[..9].parse::<u64>().unwrap()
 }
 
 fn flag(v: &str) -> bool {

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod common;
 
-use common::{bin, tshark, SpawnPiped};
+use common::{bin, nanos, tshark, SpawnPiped};
 
 /// Counters and files of one loopback session with both ends capturing.
 struct Session {
@@ -105,12 +105,6 @@ fn session(host: &'static str) -> Session {
 
 fn count(v: &serde_json::Value) -> usize {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}")) as usize
-}
-
-/// tshark's epoch time ("1764197000.123456789") in nanoseconds.
-fn nanos(t: &str) -> u64 {
-    let (s, f) = t.split_once('.').unwrap_or((t, "0"));
-    s.parse::<u64>().unwrap() * 1_000_000_000 + format!("{f:0<9}")[..9].parse::<u64>().unwrap()
 }
 
 fn check(s: &Session) {

@@ -105,3 +105,10 @@ pub fn tshark(file: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
         .map(|l| l.split('|').map(String::from).collect())
         .collect()
 }
+
+/// tshark's epoch time ("3.001234567") in nanoseconds, exactly.
+pub fn nanos(t: &str) -> u64 {
+    let (s, f) = t.split_once('.').unwrap_or((t, "0"));
+    let f = format!("{f:0<9}");
+    s.parse::<u64>().unwrap() * 1_000_000_000 + f[..9].parse::<u64>().unwrap()
+}
