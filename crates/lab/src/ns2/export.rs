@@ -525,10 +525,12 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
         bad(
             format!("node {:?}", n.name),
             format!(
-                "has processing_jitter = {:?}; NS-2.35 has no per-node processing delay (its                  DelayModel delays packets independently, reordering them)",
+                "has processing_jitter = {:?}; NS-2.35 has no per-node processing delay (its \
+                 DelayModel delays packets independently, reordering them)",
                 n.processing_jitter
             ),
-            "processing_jitter = 0 for NS-2 cross-validation; to break phase effects in both              simulators, a TCP flow's `overhead` (NS-2's overhead_)",
+            "processing_jitter = 0 for NS-2 cross-validation; to break phase effects in both \
+             simulators, a TCP flow's `overhead` (NS-2's overhead_)",
         );
     }
     // E5: NS-2's TTLChecker drops silently; it has no time-exceeded notices.
