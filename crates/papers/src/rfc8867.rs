@@ -1,5 +1,5 @@
-//! `tfrclab reproduce rfc8867`: TFRC as a media congestion controller, judged the way the IETF's
-//! RMCAT working group judges one: the wired test cases of RFC 8867 §5 (5.1–5.8), the metrics
+//! `tfrclab reproduce rfc8867`: TFRC as a media congestion controller beside NADA, SCReAM and
+//! GCC, judged the way the IETF's RMCAT working group judges one: the wired test cases of RFC 8867 §5 (5.1–5.8), the metrics
 //! of RFC 8868 §3, frame-level results of the video application (`crates/media`), and a verdict
 //! per case and controller from stated rules with 95% confidence intervals over the seeds.
 //!
@@ -37,50 +37,63 @@ pub struct Controller {
     pub label: &'static str,
     /// `controller` key.
     pub controller: &'static str,
-    /// `profile` key (TFRC).
-    pub profile: &'static str,
-    /// `variants` key as a TOML array.
-    pub variants: &'static str,
+    /// TFRC's `profile` key and `variants` key (a TOML array); `None` for the RMCAT
+    /// controllers, whose flows refuse both keys.
+    pub tfrc: Option<(&'static str, &'static str)>,
 }
 
-/// The controllers every case runs: TFRC in both profiles, and the seed variants that change
+/// The controllers every case runs: TFRC in both profiles, the seed variants that change
 /// what a media flow sees (its RTT/RTO adaptation, its loss-interval averaging, a smoother
-/// rate law); `docs/media.md` says why these.
+/// rate law), and the RMCAT controllers NADA, SCReAM and GCC with their reference parameters;
+/// `docs/media.md` says why these.
 pub const CONTROLLERS: &[Controller] = &[
     Controller {
         id: "tfrc",
         label: "TFRC rfc5348",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[]",
+        tfrc: Some(("rfc5348", "[]")),
     },
     Controller {
         id: "tfrc-ns2",
         label: "TFRC ns2",
         controller: "tfrc",
-        profile: "ns2",
-        variants: "[]",
+        tfrc: Some(("ns2", "[]")),
     },
     Controller {
         id: "tfrc-adaptive-rtt",
         label: "TFRC + adaptive-rtt (E1)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"adaptive-rtt\"]",
+        tfrc: Some(("rfc5348", "[\"adaptive-rtt\"]")),
     },
     Controller {
         id: "tfrc-ali-mean",
         label: "TFRC + ali-mean-replace (E4)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"ali-mean-replace\"]",
+        tfrc: Some(("rfc5348", "[\"ali-mean-replace\"]")),
     },
     Controller {
         id: "tfrc-simd",
         label: "TFRC + simd (V2)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"simd\"]",
+        tfrc: Some(("rfc5348", "[\"simd\"]")),
+    },
+    Controller {
+        id: "nada",
+        label: "NADA (RFC 8698)",
+        controller: "nada",
+        tfrc: None,
+    },
+    Controller {
+        id: "scream",
+        label: "SCReAM (RFC 8298)",
+        controller: "scream",
+        tfrc: None,
+    },
+    Controller {
+        id: "gcc",
+        label: "GCC (gcc-02 draft)",
+        controller: "gcc",
+        tfrc: None,
     },
 ];
 
@@ -616,13 +629,15 @@ fn case_of(e: &Experiment) -> Option<&'static Case> {
 fn controller_config(c: &Controller, media: &[String]) -> Config {
     let mut cfg = Config::new(c.id, c.label);
     for f in media {
-        cfg = cfg
-            .set(
-                format!("flows.{f}.controller"),
-                format!("\"{}\"", c.controller),
-            )
-            .set(format!("flows.{f}.profile"), format!("\"{}\"", c.profile))
-            .set(format!("flows.{f}.variants"), c.variants);
+        cfg = cfg.set(
+            format!("flows.{f}.controller"),
+            format!("\"{}\"", c.controller),
+        );
+        if let Some((profile, variants)) = c.tfrc {
+            cfg = cfg
+                .set(format!("flows.{f}.profile"), format!("\"{profile}\""))
+                .set(format!("flows.{f}.variants"), variants);
+        }
     }
     cfg
 }
@@ -872,12 +887,15 @@ impl Paper for Rfc8867 {
                         .join("; ")
                 ))
                 .table(table);
-            for cfg in e
-                .configs
-                .iter()
-                .take(2)
-                .chain(e.configs.iter().filter(|c| c.id == TRACE))
-            {
+            // Charts for TFRC in both profiles, the RMCAT controllers and the trace; the TFRC
+            // variants are in the table and the scatter.
+            let charted = |id: &str| {
+                CONTROLLERS
+                    .iter()
+                    .position(|c| c.id == id)
+                    .is_none_or(|i| i < 2 || CONTROLLERS[i].tfrc.is_none())
+            };
+            for cfg in e.configs.iter().filter(|c| charted(&c.id)) {
                 let Some(first) = results.replicated(case.id, &cfg.id)?.first().copied() else {
                     continue;
                 };
@@ -935,8 +953,11 @@ impl Paper for Rfc8867 {
             intro: vec![
                 "RFC 8867 defines the test cases the IETF's RMCAT group uses to evaluate \
                  congestion control for interactive real-time media, RFC 8868 the metrics. \
-                 Here TFRC (RFC 5348) drives a synthetic video encoder (RFC 8593's statistical \
-                 model): the encoder's target rate follows TFRC's allowed rate. Each case runs \
+                 Here a synthetic video encoder (RFC 8593's statistical model) follows the \
+                 target rate of its congestion controller: TFRC (RFC 5348) in both profiles and \
+                 with three seed variants, and beside it the controllers RMCAT standardised or \
+                 deployed, NADA (RFC 8698), SCReAM (RFC 8298) and GCC \
+                 (draft-ietf-rmcat-gcc-02), each with its own feedback. Each case runs \
                  every controller configuration over the seeds; each rule of a case is a claim \
                  with a 95% CI, and the case passes for a controller when all its claims are \
                  supported (docs/media.md gives every parameter and rule)."
