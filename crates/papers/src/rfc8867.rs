@@ -771,23 +771,55 @@ impl Paper for Rfc8867 {
 
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String> {
         let mut claims = Vec::new();
-        let mut matrix = DataTable::new(
+        // Two verdict matrices, each narrow enough for a laptop screen: the TFRC configurations
+        // (and the trace), then TFRC rfc5348 beside the RMCAT controllers.
+        let rule_words = "supported (the case passes) when every rule of the case is supported \
+             (its 95% CI on the right side of the bound), contradicted (it fails) when one is \
+             contradicted (the CI entirely on the wrong side), not supported (inconclusive) \
+             otherwise";
+        let tfrc_ids: Vec<&str> = CONTROLLERS
+            .iter()
+            .filter(|c| c.tfrc.is_some())
+            .map(|c| c.id)
+            .chain(std::iter::once(TRACE))
+            .collect();
+        let rmcat_ids: Vec<&str> = CONTROLLERS
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| *i == 0 || c.tfrc.is_none())
+            .map(|(_, c)| c.id)
+            .collect();
+        let label = |id: &str| {
+            CONTROLLERS
+                .iter()
+                .find(|c| c.id == id)
+                .map_or("trace (5.1)", |c| c.label)
+                .to_string()
+        };
+        let matrix_of = |name: &str, caption: String, ids: &[&str]| {
+            DataTable::new(
+                name,
+                caption,
+                std::iter::once("case".to_string()).chain(ids.iter().map(|id| label(id))),
+            )
+            .in_markdown()
+        };
+        let mut matrix = matrix_of(
             "verdicts",
-            "Verdict per case and controller: supported (the case passes) when every rule of the \
-             case is supported (its 95% CI on the right side of the bound), contradicted (it \
-             fails) when one is contradicted (the CI entirely on the wrong side), not supported \
-             (inconclusive) otherwise",
-            std::iter::once("case".to_string())
-                .chain(CONTROLLERS.iter().map(|c| c.label.to_string()))
-                .chain(std::iter::once("trace (5.1)".to_string())),
-        )
-        .in_markdown();
+            format!("Verdict per case and TFRC configuration: {rule_words}"),
+            &tfrc_ids,
+        );
+        let mut rmcat_matrix = matrix_of(
+            "verdicts-rmcat",
+            format!("Verdict per case, TFRC beside NADA, SCReAM and GCC: {rule_words}"),
+            &rmcat_ids,
+        );
         let mut sections = Vec::new();
         for case in CASES {
             let Ok(e) = results.experiment(case.id) else {
                 continue;
             };
-            let mut row = vec![Value::Text(format!("{} {}", case.id, case.title))];
+            let mut case_verdicts: Vec<(&str, Verdict)> = Vec::new();
             let mut table = DataTable::new(
                 format!("case-{}", case.id.replace('.', "-")),
                 format!("§{} metrics, mean and 95% CI over the seeds", case.id),
@@ -869,12 +901,20 @@ impl Paper for Rfc8867 {
                     verdicts.push(claim.evaluate().verdict);
                     claims.push(claim);
                 }
-                row.push(Value::Verdict(case_verdict(&verdicts)));
+                case_verdicts.push((&cfg.id, case_verdict(&verdicts)));
             }
-            while row.len() < CONTROLLERS.len() + 2 {
-                row.push(Value::Empty);
-            }
-            matrix.row(row);
+            let row = |ids: &[&str]| {
+                std::iter::once(Value::Text(format!("{} {}", case.id, case.title)))
+                    .chain(ids.iter().map(|id| {
+                        case_verdicts
+                            .iter()
+                            .find(|(c, _)| c == id)
+                            .map_or(Value::Empty, |&(_, v)| Value::Verdict(v))
+                    }))
+                    .collect::<Vec<_>>()
+            };
+            matrix.row(row(&tfrc_ids));
+            rmcat_matrix.row(row(&rmcat_ids));
             let mut section = ReportSection::new(format!("§{} {}", case.id, case.title))
                 .text(format!(
                     "Expected (RFC 8867 §{}): {}. Rules: {}.",
@@ -937,7 +977,9 @@ impl Paper for Rfc8867 {
             );
             sections.push(section);
         }
-        let mut first = ReportSection::new("Verdict per case and controller").table(matrix);
+        let mut first = ReportSection::new("Verdict per case and controller")
+            .table(rmcat_matrix)
+            .table(matrix);
         if budget.quick {
             first = first.note(
                 "quick: cases 5.1, 5.4 and 5.6 only, at full length, 3 seeds: indicative only",
