@@ -1853,16 +1853,18 @@ fn flow_spec(
         );
     }
     if let Some(e) = &f.ecn {
+        let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
         match kind_name {
             "tfrc" => {}
-            "tcp" if !*e.get_ref() => {}
+            "tcp" if !*e.get_ref() || !cubic => {}
             "tcp" => cx.err(
                 e.span(),
                 format!(
-                    "flow \"{name}\": ecn = true on a tcp flow; the TCP agents do not yet echo or \
-                     answer ECN marks (issue 31), so a marking queue would get no response"
+                    "flow \"{name}\": ecn = true with variant = \"cubic\"; the CUBIC agent (NS-2's \
+                     Agent/TCP/Linux) does not answer ECN marks"
                 ),
-                "ecn on tfrc flows (or ecn = false)".to_string(),
+                "ecn = true with variant \"tahoe\", \"reno\", \"newreno\" or \"sack\" (or ecn = false)"
+                    .to_string(),
             ),
             _ => cx.err(
                 e.span(),
