@@ -390,6 +390,24 @@ pub enum TcpVariant {
     /// `Agent/TCP/Linux` sender and an `Agent/TCPSink/Sack1` sink; `profile` picks the
     /// controller.
     Cubic(CubicProfile),
+    /// `profile = "linux"` with `variant = "reno"` or `"cubic"`: TCP as the Linux kernel runs
+    /// it (SACK with RACK-TLP, PRR, F-RTO, HyStart for CUBIC) against the Linux receiver
+    /// (delayed and quick ACKs); `docs/simulator.md`, "Linux TCP". No NS-2 counterpart.
+    Linux(LinuxCc),
+}
+
+/// The default `window` of a `profile = "linux"` TCP flow, packets: the kernel's receive
+/// window autotunes (up to `tcp_rmem`'s 32 MB here) far above any path's BDP, so the model's
+/// window is unlimited unless the file sets one.
+pub const LINUX_WINDOW: u32 = 1 << 24;
+
+/// The congestion controller of a `profile = "linux"` TCP flow (its `variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinuxCc {
+    /// `variant = "reno"`.
+    Reno,
+    /// `variant = "cubic"`.
+    Cubic,
 }
 
 /// CUBIC profile name (`profile` on a TCP flow with `variant = "cubic"`).

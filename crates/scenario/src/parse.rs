@@ -1597,15 +1597,22 @@ fn flow_spec(
             }
         }
     }
-    // `profile` picks the TFRC profile, or the CUBIC profile of a TCP flow.
+    // `profile` picks the TFRC profile, the CUBIC profile of a TCP flow, or the Linux model
+    // of a Reno or CUBIC flow.
     if let Some(p) = &f.profile {
-        let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
-        if kind_name == "udp" || (kind_name == "tcp" && !cubic) {
+        let variant = f.variant.as_ref().map(|v| v.get_ref().as_str());
+        let linux = p.get_ref() == "linux";
+        let ok_tcp = variant == Some("cubic") || (linux && variant == Some("reno"));
+        if kind_name == "udp" || (kind_name == "tcp" && !ok_tcp) {
             cx.err(
                 p.span(),
                 format!(
-                    "`profile` is a tfrc key (and a tcp key with variant = \"cubic\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
-                    if kind_name == "tcp" { " without variant = \"cubic\"" } else { "" }
+                    "`profile` is a tfrc key (and a tcp key with variant = \"cubic\", or \"reno\" with profile = \"linux\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
+                    if kind_name == "tcp" {
+                        format!(" with variant = \"{}\"", variant.unwrap_or("newreno"))
+                    } else {
+                        String::new()
+                    }
                 ),
                 format!("only keys that apply to {kind_name} flows"),
             );
@@ -1708,7 +1715,14 @@ fn flow_spec(
             "start < duration".to_string(),
         );
     }
-    let default_size = if kind_name == "udp" { 210 } else { 1000 };
+    let linux_tcp =
+        kind_name == "tcp" && f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
+    // The Linux model's default segment is the kernel's MSS at an MTU of 1500 with timestamps.
+    let default_size = match kind_name {
+        "udp" => 210,
+        _ if linux_tcp => 1448,
+        _ => 1000,
+    };
     let packet_size = match &f.packet_size {
         Some(p) => cx.count(p, "packet_size", 1, 65_000)?,
         None => default_size,
@@ -1716,11 +1730,14 @@ fn flow_spec(
 
     let kind = match kind_name {
         "tcp" => {
+            let linux_profile = f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
             let variant = match f.variant.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
                 None | Some((_, "newreno")) => TcpVariant::NewReno,
+                Some((_, "reno")) if linux_profile => TcpVariant::Linux(LinuxCc::Reno),
                 Some((_, "reno")) => TcpVariant::Reno,
                 Some((_, "tahoe")) => TcpVariant::Tahoe,
                 Some((_, "sack")) => TcpVariant::Sack,
+                Some((_, "cubic")) if linux_profile => TcpVariant::Linux(LinuxCc::Cubic),
                 Some((_, "cubic")) => TcpVariant::Cubic(
                     match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
                         None | Some((_, "rfc9438")) => CubicProfile::Rfc9438,
@@ -1729,7 +1746,7 @@ fn flow_spec(
                             cx.err(
                                 span,
                                 format!("unknown CUBIC profile \"{other}\""),
-                                "\"rfc9438\" or \"ns2\"".to_string(),
+                                "\"rfc9438\", \"ns2\" or \"linux\"".to_string(),
                             );
                             CubicProfile::Rfc9438
                         }
@@ -1744,17 +1761,34 @@ fn flow_spec(
                     TcpVariant::NewReno
                 }
             };
+            let linux = matches!(variant, TcpVariant::Linux(_));
+            // The Linux model's defaults are the kernel's: a receive window that autotunes far
+            // above any path here, an initial window of 10.
             let window = f
                 .window
                 .as_ref()
                 .map(|w| cx.count(w, "window", 1, 1_000_000_000))
-                .unwrap_or(Some(20))?;
+                .unwrap_or(Some(if linux { LINUX_WINDOW } else { 20 }))?;
             let window_init = f
                 .window_init
                 .as_ref()
                 .map(|w| cx.count(w, "window_init", 1, 1_000_000))
-                .unwrap_or(Some(2))?;
+                .unwrap_or(Some(if linux { 10 } else { 2 }))?;
             let delayed_ack = f.delayed_ack.unwrap_or(false);
+            if let (true, Some(d)) = (linux, f.delayed_ack) {
+                cx.err(
+                    f.variant
+                        .as_ref()
+                        .map(|v| v.span())
+                        .unwrap_or(f.name.span()),
+                    format!(
+                        "flow \"{name}\": delayed_ack = {d} with profile = \"linux\"; the Linux \
+                         receiver delays its ACKs as the kernel does (quick ACKs at the start, \
+                         an ACK per two segments, a 40-ms timer), which is not a choice"
+                    ),
+                    "no delayed_ack key with profile = \"linux\"".to_string(),
+                );
+            }
             if delayed_ack && matches!(variant, TcpVariant::Cubic(_)) {
                 let span = f
                     .variant

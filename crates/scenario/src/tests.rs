@@ -747,16 +747,69 @@ fn cubic_takes_a_profile_defaulting_to_rfc9438() {
 }
 
 #[test]
+fn linux_profile_picks_the_linux_model_with_the_kernels_defaults() {
+    let flow = |variant: &str, extra: &str| {
+        let text = GOOD.replace("window = 100\n", "").replace(
+            "variant = \"tahoe\"",
+            &format!("variant = \"{variant}\"\nprofile = \"linux\"{extra}"),
+        );
+        Scenario::parse("l.toml", &text).map(|s| s.flows[1].clone())
+    };
+    for (v, cc) in [("reno", LinuxCc::Reno), ("cubic", LinuxCc::Cubic)] {
+        let f = flow(v, "").unwrap();
+        match f.kind {
+            FlowKind::Tcp {
+                variant,
+                window,
+                window_init,
+                ..
+            } => {
+                assert_eq!(variant, TcpVariant::Linux(cc));
+                assert_eq!((window, window_init), (LINUX_WINDOW, 10));
+            }
+            _ => panic!("tcp flow"),
+        }
+        assert_eq!(f.packet_size, 1448, "the kernel's MSS with timestamps");
+    }
+    // Explicit keys still apply.
+    let f = flow("reno", "\nwindow = 64\npacket_size = 1000").unwrap();
+    assert!(matches!(f.kind, FlowKind::Tcp { window: 64, .. }));
+    assert_eq!(f.packet_size, 1000);
+}
+
+#[test]
 fn cubic_profile_errors_are_located() {
     let text = GOOD.replace(
         "variant = \"tahoe\"",
-        "variant = \"cubic\"\nprofile = \"linux\"",
+        "variant = \"cubic\"\nprofile = \"linus\"",
     );
     one(
         &text,
-        line_of(&text, "profile = \"linux\""),
-        "unknown CUBIC profile \"linux\"",
-        "\"rfc9438\" or \"ns2\"",
+        line_of(&text, "profile = \"linus\""),
+        "unknown CUBIC profile \"linus\"",
+        "\"rfc9438\", \"ns2\" or \"linux\"",
+    );
+    // The Linux receiver's delayed ACKs are not a choice.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"linux\"\ndelayed_ack = false",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"reno\""),
+        "delayed_ack = false with profile = \"linux\"",
+        "no delayed_ack key",
+    );
+    // Linux is the only profile of a Reno flow.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"ns2\"",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"reno\"") + 1,
+        "with variant = \"reno\"",
+        "tcp flows",
     );
     // A profile on a TCP flow that is not CUBIC.
     let text = GOOD.replace(
@@ -766,7 +819,7 @@ fn cubic_profile_errors_are_located() {
     one(
         &text,
         line_of(&text, "variant = \"tahoe\"") + 1,
-        "without variant = \"cubic\"",
+        "with variant = \"tahoe\"",
         "tcp flows",
     );
     // Delayed ACKs: CUBIC runs against the Sack1 sink, which acknowledges every packet.

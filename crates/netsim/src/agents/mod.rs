@@ -2,6 +2,7 @@
 //!
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
 
+pub mod linux_sink;
 pub(crate) mod sacker;
 mod seq_ring;
 pub mod tcp;
@@ -9,7 +10,9 @@ pub mod tcp_sink;
 pub mod tfrc;
 pub mod udp;
 
+pub use linux_sink::{LinuxSink, LinuxSinkConfig};
 pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
+pub use tcp::linux::{LinuxCc, LinuxTcpConfig, LinuxTcpSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
@@ -33,6 +36,10 @@ pub enum AnyAgent {
     TcpSink(TcpSink),
     /// CUBIC on NS-2's `Agent/TCP/Linux` sender (boxed, as the other TCP sender).
     CubicSender(Box<CubicSender>),
+    /// TCP as Linux runs it (`profile = "linux"`; boxed, as the other TCP senders).
+    LinuxSender(Box<LinuxTcpSender>),
+    /// The Linux receiver paired with it (boxed: its SACK and out-of-order state).
+    LinuxSink(Box<LinuxSink>),
     /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
@@ -81,6 +88,18 @@ impl From<CubicSender> for AnyAgent {
     }
 }
 
+impl From<LinuxTcpSender> for AnyAgent {
+    fn from(a: LinuxTcpSender) -> Self {
+        AnyAgent::LinuxSender(Box::new(a))
+    }
+}
+
+impl From<LinuxSink> for AnyAgent {
+    fn from(a: LinuxSink) -> Self {
+        AnyAgent::LinuxSink(Box::new(a))
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $a:ident => $e:expr) => {
         match $self {
@@ -91,6 +110,8 @@ macro_rules! dispatch {
             AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
             AnyAgent::CubicSender($a) => $e,
+            AnyAgent::LinuxSender($a) => $e,
+            AnyAgent::LinuxSink($a) => $e,
         }
     };
 }

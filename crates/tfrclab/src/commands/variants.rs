@@ -17,7 +17,7 @@ use tfrc::variants::{ParamRange, Variant};
 /// Arguments of `tfrclab variants`.
 #[derive(Parser, Debug)]
 pub struct Args {
-    /// Print one JSON object (`tfrc` and `queue` arrays) instead of text.
+    /// Print one JSON object (`tfrc`, `queue` and `tcp` arrays) instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -88,6 +88,69 @@ pub struct Listing {
     pub tfrc: Vec<VariantOut>,
     /// Queue variants (`[links.red]` / `[topology.red]` keys and `queue` presets).
     pub queue: Vec<VariantOut>,
+    /// TCP models (`[[flows]] kind = "tcp"`, `variant` and `profile`).
+    pub tcp: Vec<VariantOut>,
+}
+
+/// The TCP models a flow can run: NS-2.35's (packet-exact), RFC 9438 CUBIC and Linux's.
+pub fn tcp_models() -> Vec<VariantOut> {
+    let m = |name: &str, key: &str, source: &str, summary: &str| VariantOut {
+        name: name.to_string(),
+        label: "TCP".to_string(),
+        scenario_key: format!("[[flows]] kind = \"tcp\", {key}"),
+        paper: source.to_string(),
+        equations: "docs/simulator.md".to_string(),
+        summary: summary.to_string(),
+        reconstruction: false,
+        params: Vec::new(),
+    };
+    let ns2 = "NS-2.35 (packet-exact: docs/validation.md)";
+    vec![
+        m(
+            "tahoe",
+            "variant = \"tahoe\"",
+            ns2,
+            "Agent/TCP with TCPSink",
+        ),
+        m("reno", "variant = \"reno\"", ns2, "Agent/TCP/Reno"),
+        m(
+            "newreno",
+            "variant = \"newreno\" (default)",
+            ns2,
+            "Agent/TCP/Newreno",
+        ),
+        m(
+            "sack",
+            "variant = \"sack\"",
+            ns2,
+            "Agent/TCP/Sack1 with TCPSink/Sack1",
+        ),
+        m(
+            "cubic (ns2)",
+            "variant = \"cubic\", profile = \"ns2\"",
+            ns2,
+            "Agent/TCP/Linux with select_ca cubic (Linux 2.6.22's module)",
+        ),
+        m(
+            "cubic (rfc9438)",
+            "variant = \"cubic\" (profile = \"rfc9438\", default)",
+            "RFC 9438 on NS-2's Agent/TCP/Linux sender",
+            "CUBIC as RFC 9438 specifies it; no NS-2 counterpart",
+        ),
+        m(
+            "reno (linux)",
+            "variant = \"reno\", profile = \"linux\"",
+            "Linux 6.18 (net/ipv4; checked against the kernel: validation/linux/)",
+            "Reno over SACK with RACK-TLP, PRR, F-RTO, IW 10, against the Linux receiver \
+             (delayed, quick and compressed ACKs); no NS-2 counterpart",
+        ),
+        m(
+            "cubic (linux)",
+            "variant = \"cubic\", profile = \"linux\"",
+            "Linux 6.18 (net/ipv4; checked against the kernel: validation/linux/)",
+            "tcp_cubic.c (beta 717/1024, HyStart) on the same sender and receiver",
+        ),
+    ]
 }
 
 fn range(r: &ParamRange) -> RangeOut {
@@ -270,6 +333,7 @@ pub fn listing() -> Listing {
     Listing {
         tfrc: tfrc_variants(),
         queue: queue_variants(),
+        tcp: tcp_models(),
     }
 }
 
@@ -289,6 +353,7 @@ pub fn text(l: &Listing) -> String {
             "Queue variants ([links.red] / [topology.red] keys, queue presets)",
             &l.queue,
         ),
+        ("TCP models ([[flows]] kind = \"tcp\")", &l.tcp),
     ] {
         let _ = writeln!(out, "{title}\n");
         for v in list {
@@ -366,5 +431,9 @@ mod tests {
         let t = text(&l);
         assert!(t.contains("veno-simd-090  [V3]  (reconstruction)"), "{t}");
         assert!(t.contains("ali-ci-replace  [E3]\n"), "{t}");
+        assert!(
+            t.contains("cubic (linux)  [TCP]\n") && t.contains("profile = \"linux\""),
+            "{t}"
+        );
     }
 }

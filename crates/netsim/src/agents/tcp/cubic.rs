@@ -233,7 +233,7 @@ impl Cubic {
 
 /// The kernel's cube root: a table lookup refined by one Newton–Raphson step (average error
 /// about 0.2%), reproduced because K depends on its exact value.
-fn cubic_root(a: u64) -> u32 {
+pub(crate) fn cubic_root(a: u64) -> u32 {
     const V: [u8; 64] = [
         0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164,
         168, 170, 173, 176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209,

@@ -26,6 +26,7 @@
 //! `A` (congestion action) flag NS-2 prints on the first new packet after a window cut.
 
 pub mod cubic;
+pub mod linux;
 pub mod newreno;
 pub mod reno;
 pub mod rtt;
