@@ -88,6 +88,13 @@ impl LossModel {
     /// Whether `pkt` is lost. Random models draw from `rng` exactly once per packet (twice for
     /// Gilbert–Elliott: loss, then transition).
     pub fn lose(&mut self, pkt: &Packet, rng: &mut ChaCha8Rng) -> bool {
+        self.lose_key((pkt.flow, pkt.dir, pkt.seq), rng)
+    }
+
+    /// [`LossModel::lose`] for a packet known only by (flow, direction, sequence number): the
+    /// one thing a [`LossConfig::Packets`] list matches on. The link emulator (`netemu`), whose
+    /// packets are real datagrams, calls this with what it parsed from their headers.
+    pub fn lose_key(&mut self, key: (FlowId, Direction, i64), rng: &mut ChaCha8Rng) -> bool {
         let n = self.seen;
         self.seen += 1;
         match &mut self.kind {
@@ -107,7 +114,7 @@ impl LossModel {
                 lost
             }
             Kind::Nth(set) => set.remove(&n),
-            Kind::Packets(set) => set.remove(&(pkt.flow, pkt.dir == Direction::Forward, pkt.seq)),
+            Kind::Packets(set) => set.remove(&(key.0, key.1 == Direction::Forward, key.2)),
         }
     }
 
