@@ -2,7 +2,7 @@
 //! (`tcp_cubic.c`), restated in `docs/simulator.md` ("Linux TCP"). A closed enum: the sender
 //! calls it where the kernel calls its `tcp_congestion_ops`.
 
-use super::super::cubic::cubic_root;
+use super::super::cubic::{cubic_root, reno_friendly_cnt};
 
 /// The window the controller acts on: `snd_cwnd`, `snd_cwnd_cnt`, `snd_ssthresh` and the clamp,
 /// in packets.
@@ -232,22 +232,13 @@ impl Cubic {
                 self.cnt = 20;
             }
         }
-        // TCP-friendliness: Reno's window with CUBIC's beta, one packet per
-        // cwnd·beta_scale/8 ACKed packets.
-        let beta_scale = 8 * (BETA_SCALE + BETA) / 3 / (BETA_SCALE - BETA);
-        let d = ((u64::from(cwnd) * beta_scale) >> 3) as u32;
-        if d > 0 {
-            while self.ack_cnt > d {
-                self.ack_cnt -= d;
-                self.tcp_cwnd = self.tcp_cwnd.wrapping_add(1);
-            }
-        }
-        if self.tcp_cwnd > cwnd {
-            let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
-            if self.cnt > max_cnt {
-                self.cnt = max_cnt;
-            }
-        }
+        self.cnt = reno_friendly_cnt(
+            &mut self.ack_cnt,
+            &mut self.tcp_cwnd,
+            self.cnt,
+            cwnd,
+            BETA as u32,
+        );
         // At most 1.5× per RTT.
         self.cnt = self.cnt.max(2);
     }

@@ -1025,9 +1025,11 @@ impl Agent for LinuxTcpSender {
         }
     }
 
-    /// cwnd and ssthresh (packets), srtt and the RTO now (seconds), as TCP_INFO reports them.
+    /// cwnd and ssthresh (packets), srtt and the RTO now (seconds), the state (numbered as
+    /// TCP_INFO's `tcpi_ca_state`: 0 Open … 4 Loss) and the payload bytes acknowledged, as
+    /// TCP_INFO reports them.
     fn sample_names(&self) -> &'static [&'static str] {
-        &["cwnd", "ssthresh", "srtt", "rto"]
+        &["cwnd", "ssthresh", "srtt", "rto", "ca_state", "bytes_acked"]
     }
 
     fn sample(&self, out: &mut Vec<f64>) {
@@ -1035,6 +1037,14 @@ impl Agent for LinuxTcpSender {
         out.push(f64::from(self.w.ssthresh.min(INFINITE_SSTHRESH)));
         out.push(self.rtt.srtt_us() as f64 * 1e-6);
         out.push(self.rto_us() as f64 * 1e-6);
+        out.push(match self.state {
+            CaState::Open => 0.0,
+            CaState::Disorder => 1.0,
+            CaState::Cwr => 2.0,
+            CaState::Recovery => 3.0,
+            CaState::Loss => 4.0,
+        });
+        out.push(((self.q.una() - 1).max(0) as f64) * f64::from(self.cfg.packet_size));
     }
 }
 
