@@ -79,7 +79,7 @@ case "$CASES" in ''|*[!abcd]*) echo "testbed.sh: --cases '$CASES' must be letter
 case "$ID" in ''|*[!0-9A-Za-z]*) echo "testbed.sh: --id '$ID' must be letters and digits" >&2; exit 2 ;; esac
 [ ${#ID} -le 12 ] || { echo "testbed.sh: --id '$ID' is longer than 12 characters" >&2; exit 2; }
 if [ -z "$BIN" ]; then
-  BIN="$(cd "$(dirname "$0")/.." && pwd)/target/release/tfrclab"
+  BIN="${CARGO_TARGET_DIR:-$(cd "$(dirname "$0")/.." && pwd)/target}/release/tfrclab"
 fi
 [ -x "$BIN" ] || { echo "testbed.sh: tfrclab binary '$BIN' not found (build it, or pass --bin / TFRCLAB)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "testbed.sh: needs root (network namespaces)" >&2; exit 2; }

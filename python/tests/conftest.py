@@ -1,5 +1,6 @@
 """Shared fixtures: the repository root and the `tfrclab` CLI binary the tests compare with."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -9,10 +10,26 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def target_dir() -> Path:
+    """Cargo's target folder: what `cargo metadata` says (it honours $CARGO_TARGET_DIR and
+    `build.target-dir` in .cargo/config), else $CARGO_TARGET_DIR, else ./target."""
+    try:
+        out = subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--no-deps"],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        ).stdout
+        return Path(json.loads(out)["target_directory"])
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError):
+        env = os.environ.get("CARGO_TARGET_DIR")
+        return (REPO / env) if env else REPO / "target"
+
+
 def cli_path() -> Path:
-    """The CLI: $TFRCLAB_BIN, else the workspace's release build, else its debug build."""
+    """The CLI: $TFRCLAB_BIN, else the workspace's release build, else its debug build (in
+    Cargo's target folder, wherever $CARGO_TARGET_DIR puts it)."""
     env = os.environ.get("TFRCLAB_BIN")
-    candidates = [Path(env)] if env else [REPO / "target" / "release" / "tfrclab", REPO / "target" / "debug" / "tfrclab"]
+    target = target_dir()
+    candidates = [Path(env)] if env else [target / "release" / "tfrclab", target / "debug" / "tfrclab"]
     for c in candidates:
         if c.is_file():
             return c

@@ -63,13 +63,12 @@ impl RunResult {
         &self.summary.links
     }
 
-    /// Write what `tfrclab run` writes (`summary.json`, `flows.csv`, `timeseries.csv`,
-    /// `report.html`) into `dir`, all at once (see [`OutputDir`]); returns `dir`.
+    /// Write what `tfrclab run` writes (`summary.json`, `flows.csv`, `links.csv`,
+    /// `timeseries.csv`, `report.html`) into `dir`, all at once (see [`OutputDir`]); returns
+    /// `dir`.
     pub fn write(&self, scenario: &Scenario, dir: &Path) -> anyhow::Result<PathBuf> {
         let out = OutputDir::create(dir).map_err(anyhow::Error::msg)?;
-        summary::write_summary_json(&out.path("summary.json"), &self.summary)?;
-        summary::write_flows_csv(&out.path("flows.csv"), &self.summary.flows)?;
-        summary::write_timeseries_csv(&out.path("timeseries.csv"), &self.timeseries)?;
+        summary::write_data_files(&out, &self.summary, &self.timeseries)?;
         crate::run_report::run_report(scenario, &self.summary, &self.timeseries, &self.output)
             .write(&out.path("report.html"))?;
         Ok(out.commit()?)

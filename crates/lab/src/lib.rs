@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod ns2;
 pub mod output;
 pub mod parallel;
+pub mod pcap;
 pub mod probes;
 pub mod run_report;
 pub mod runner;

@@ -2,7 +2,7 @@
 //! a [`netsim::FlowRecorder`], whether the recorder was fed by tfrclab's simulator or by an NS-2
 //! trace. `docs/metrics.md` gives every definition.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use netsim::{DropCause, FlowRecorder};
@@ -173,22 +173,34 @@ pub struct Friendliness {
     pub flow: String,
     /// Its bottleneck link (the slowest link on its path).
     pub bottleneck: String,
-    /// TCP flows whose path crosses that link in the same direction.
+    /// TCP flows whose path crosses that link in the same direction: the first
+    /// [`LISTED_FLOWS`] names, in flow order.
     pub tcp_flows: Vec<String>,
+    /// How many there are.
+    #[serde(default)]
+    pub tcp_flow_count: usize,
     /// TFRC throughput / mean TCP throughput; `None` when no TCP flow shares the bottleneck.
     pub ratio: Option<f64>,
     /// The flow's propagation RTT (twice the one-way propagation delay of its data path), s.
     pub path_rtt_s: Option<f64>,
-    /// The TCP flows of `tcp_flows` whose path RTT equals this flow's (within 1%).
+    /// The TCP flows sharing the bottleneck whose path RTT equals this flow's (within 1%):
+    /// the first [`LISTED_FLOWS`] names, in flow order.
     pub same_rtt_tcp_flows: Vec<String>,
+    /// How many there are.
+    #[serde(default)]
+    pub same_rtt_tcp_flow_count: usize,
     /// TFRC throughput / mean throughput of `same_rtt_tcp_flows`; `None` when there are none.
     pub same_rtt_ratio: Option<f64>,
-    /// The TFRC flows sharing the bottleneck in the same direction (this one included).
+    /// The TFRC flows sharing the bottleneck in the same direction (this one included): the
+    /// first [`LISTED_FLOWS`] names, in flow order.
     pub aggregate_tfrc_flows: Vec<String>,
-    /// The interval over which every flow of `aggregate_tfrc_flows` and `tcp_flows` is active
+    /// How many there are.
+    #[serde(default)]
+    pub aggregate_tfrc_flow_count: usize,
+    /// The interval over which every TFRC and TCP flow on the bottleneck is active
     /// (inside the measurement window), s; whole time-series bins only.
     pub aggregate_interval_s: Option<[f64; 2]>,
-    /// Bytes delivered to all of `aggregate_tfrc_flows` / to all of `tcp_flows` over
+    /// Bytes delivered to all those TFRC flows / to all those TCP flows over
     /// `aggregate_interval_s`; `None` without TCP flows, a common interval or TCP bytes.
     pub aggregate_ratio: Option<f64>,
 }
@@ -231,6 +243,71 @@ pub struct Bottleneck {
     pub reverse: bool,
 }
 
+/// The most flow names a [`Friendliness`] list holds; its `*_count` field gives how many
+/// there are (every name is in `flows.csv` with its bottleneck and path RTT). Unbounded, the
+/// lists made `summary.json` grow with the square of the flows.
+pub const LISTED_FLOWS: usize = 20;
+
+/// The flows sharing one bottleneck direction, and the figures every TFRC flow there shares.
+#[derive(Default)]
+struct Group {
+    /// TCP and TFRC flows, in flow order.
+    tcp: Vec<usize>,
+    tfrc: Vec<usize>,
+    /// The TCP flows with a path RTT, sorted by it (then by flow).
+    by_rtt: Vec<(Duration, usize)>,
+    /// Sum of the TCP flows' throughput, in flow order.
+    tcp_sum: f64,
+    interval: Option<(usize, usize)>,
+    aggregate_ratio: Option<f64>,
+}
+
+impl Group {
+    fn prepare(&mut self, flows: &[FlowMetrics], timing: &[FlowTiming<'_>], bin: Duration) {
+        self.tcp_sum = self.tcp.iter().map(|&j| flows[j].throughput_bps).sum();
+        self.by_rtt = self
+            .tcp
+            .iter()
+            .filter_map(|&j| Some((timing.get(j)?.path_rtt?, j)))
+            .collect();
+        self.by_rtt.sort_unstable();
+        // The common active interval of every flow compared, in whole bins.
+        let all = || self.tfrc.iter().chain(&self.tcp).copied();
+        self.interval = if self.tcp.is_empty() || all().any(|j| timing.get(j).is_none()) {
+            None
+        } else {
+            let a = all().map(|j| timing[j].active.0).max().unwrap_or_default();
+            let z = all().map(|j| timing[j].active.1).min().unwrap_or_default();
+            whole_bins(a, z, bin)
+        };
+        let bytes = |ix: &[usize], (first, last): (usize, usize)| -> u64 {
+            ix.iter()
+                .map(|&j| {
+                    let s = timing[j].received_bins;
+                    s.get(first..last.min(s.len()))
+                        .map_or(0, |x| x.iter().sum())
+                })
+                .sum()
+        };
+        self.aggregate_ratio = self.interval.and_then(|iv| {
+            let tcp_bytes = bytes(&self.tcp, iv);
+            (tcp_bytes > 0).then(|| bytes(&self.tfrc, iv) as f64 / tcp_bytes as f64)
+        });
+    }
+
+    /// The part of `by_rtt` whose RTT is the same as `a` ([`same_rtt`]): a contiguous run,
+    /// as the relation holds on an interval around `a`.
+    fn same_rtt_range(&self, a: Duration) -> (usize, usize) {
+        let lo = self
+            .by_rtt
+            .partition_point(|&(b, _)| b < a && !same_rtt(Some(a), Some(b)));
+        let hi = self
+            .by_rtt
+            .partition_point(|&(b, _)| b <= a || same_rtt(Some(a), Some(b)));
+        (lo, hi.max(lo))
+    }
+}
+
 /// Fairness over `flows`; `bottlenecks[i]` is flow i's bottleneck, `payload_bytes[i]` the
 /// payload bytes it received (for seed 004's difference), `timing[i]` its RTT, activity and
 /// delivered bytes per bin of width `bin` (for the same-RTT and aggregate friendliness).
@@ -262,7 +339,30 @@ pub fn fairness(
             (k.clone(), a - b)
         })
         .collect();
+    // Flows grouped by bottleneck in one pass, and each group's shared figures computed once:
+    // linear in flows (a scan of every flow per TFRC flow made 10⁴-flow runs take minutes).
+    let mut groups: BTreeMap<(&str, bool), Group> = BTreeMap::new();
+    for (j, g) in flows.iter().enumerate() {
+        let Some(Some(b)) = bottlenecks.get(j) else {
+            continue;
+        };
+        let e = groups.entry((b.link.as_str(), b.reverse)).or_default();
+        match g.kind.as_str() {
+            "tcp" => e.tcp.push(j),
+            "tfrc" => e.tfrc.push(j),
+            _ => {}
+        }
+    }
+    for g in groups.values_mut() {
+        g.prepare(flows, timing, bin);
+    }
+    let names = |ix: &mut dyn Iterator<Item = usize>| -> Vec<String> {
+        ix.take(LISTED_FLOWS)
+            .map(|j| flows[j].name.clone())
+            .collect()
+    };
     let mut friendliness = Vec::new();
+    let mut same_cache: HashMap<(usize, usize), (Vec<usize>, f64)> = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         if f.kind != "tfrc" {
             continue;
@@ -270,80 +370,38 @@ pub fn fairness(
         let Some(Some(b)) = bottlenecks.get(i) else {
             continue;
         };
-        let tcp: Vec<usize> = flows
-            .iter()
-            .enumerate()
-            .filter(|(j, g)| {
-                g.kind == "tcp" && bottlenecks.get(*j).and_then(|x| x.as_ref()) == Some(b)
-            })
-            .map(|(j, _)| j)
-            .collect();
-        let mean = |ix: &[usize]| {
-            ix.iter().map(|&j| flows[j].throughput_bps).sum::<f64>() / ix.len().max(1) as f64
-        };
-        let ratio_to = |ix: &[usize]| {
-            let m = mean(ix);
-            (!ix.is_empty() && m > 0.0).then(|| f.throughput_bps / m)
+        let g = &groups[&(b.link.as_str(), b.reverse)];
+        let ratio_to = |n: usize, sum: f64| {
+            let m = sum / n.max(1) as f64;
+            (n > 0 && m > 0.0).then(|| f.throughput_bps / m)
         };
         let rtt = timing.get(i).and_then(|t| t.path_rtt);
-        let same: Vec<usize> = tcp
-            .iter()
-            .copied()
-            .filter(|&j| same_rtt(rtt, timing.get(j).and_then(|t| t.path_rtt)))
-            .collect();
-        let tfrc: Vec<usize> = flows
-            .iter()
-            .enumerate()
-            .filter(|(j, g)| {
-                g.kind == "tfrc" && bottlenecks.get(*j).and_then(|x| x.as_ref()) == Some(b)
-            })
-            .map(|(j, _)| j)
-            .collect();
-        // The common active interval of every flow compared, in whole bins.
-        let all: Vec<usize> = tfrc.iter().chain(&tcp).copied().collect();
-        let interval = if tcp.is_empty() || all.iter().any(|&j| timing.get(j).is_none()) {
-            None
-        } else {
-            let a = all
-                .iter()
-                .map(|&j| timing[j].active.0)
-                .max()
-                .unwrap_or_default();
-            let z = all
-                .iter()
-                .map(|&j| timing[j].active.1)
-                .min()
-                .unwrap_or_default();
-            whole_bins(a, z, bin)
-        };
-        let bytes = |ix: &[usize], (first, last): (usize, usize)| -> u64 {
-            ix.iter()
-                .map(|&j| {
-                    let s = timing[j].received_bins;
-                    s.get(first..last.min(s.len()))
-                        .map_or(0, |x| x.iter().sum())
-                })
-                .sum()
-        };
-        let aggregate_ratio = interval.and_then(|iv| {
-            let tcp_bytes = bytes(&tcp, iv);
-            (tcp_bytes > 0).then(|| bytes(&tfrc, iv) as f64 / tcp_bytes as f64)
+        // The TCP flows with the same RTT are a run of the group's TCP flows sorted by RTT;
+        // their sum is taken in flow order, as before, so results keep their last bits.
+        let range = rtt.map_or((0, 0), |a| g.same_rtt_range(a));
+        let (same, same_sum) = same_cache.entry(range).or_insert_with(|| {
+            let mut ix: Vec<usize> = g.by_rtt[range.0..range.1].iter().map(|&(_, j)| j).collect();
+            ix.sort_unstable();
+            let sum = ix.iter().map(|&j| flows[j].throughput_bps).sum();
+            (ix, sum)
         });
-        let names = |ix: &[usize]| ix.iter().map(|&j| flows[j].name.clone()).collect();
         friendliness.push(Friendliness {
             flow: f.name.clone(),
             bottleneck: b.link.clone(),
-            tcp_flows: names(&tcp),
-            ratio: ratio_to(&tcp),
+            tcp_flows: names(&mut g.tcp.iter().copied()),
+            tcp_flow_count: g.tcp.len(),
+            ratio: ratio_to(g.tcp.len(), g.tcp_sum),
             path_rtt_s: rtt.map(|d| d.as_secs_f64()),
-            same_rtt_tcp_flows: names(&same),
-            same_rtt_ratio: ratio_to(&same),
-            aggregate_tfrc_flows: names(&tfrc),
-            aggregate_interval_s: interval.map(|(first, last)| {
+            same_rtt_tcp_flows: names(&mut same.iter().copied()),
+            same_rtt_tcp_flow_count: same.len(),
+            same_rtt_ratio: ratio_to(same.len(), *same_sum),
+            aggregate_tfrc_flows: names(&mut g.tfrc.iter().copied()),
+            aggregate_tfrc_flow_count: g.tfrc.len(),
+            aggregate_interval_s: g.interval.map(|(first, last)| {
                 let w = bin.as_secs_f64();
                 [first as f64 * w, last as f64 * w]
             }),
-            aggregate_ratio,
+            aggregate_ratio: g.aggregate_ratio,
         });
     }
     Fairness {
@@ -466,5 +524,97 @@ mod tests {
         assert_eq!(lone.friendliness[0].ratio, None);
         assert_eq!(lone.friendliness[0].same_rtt_ratio, None);
         assert_eq!(lone.friendliness[0].aggregate_ratio, None);
+    }
+
+    /// The grouped computation gives what comparing every TFRC flow with every other flow
+    /// gives (the definition, written out below), bit for bit, on many flows over two
+    /// bottlenecks with RTTs on and around the 1% edge; the name lists stop at
+    /// [`LISTED_FLOWS`] while the counts go on.
+    #[test]
+    fn friendliness_by_group_equals_the_definition() {
+        let n = 300;
+        let kinds = ["tcp", "tfrc", "udp", "tcp", "tfrc"];
+        let rtts_us = [40_000, 40_399, 40_400, 40_405, 39_600, 39_599, 80_000];
+        let flows: Vec<FlowMetrics> = (0..n)
+            .map(|i| {
+                let thr = 1e5 + ((i * 7919) % 1000) as f64 * 1.37;
+                fm(&format!("f{i}"), kinds[i % kinds.len()], thr)
+            })
+            .collect();
+        let bins: Vec<Vec<u64>> = (0..n).map(|i| vec![i as u64; 12]).collect();
+        let timing: Vec<FlowTiming<'_>> = (0..n)
+            .map(|i| FlowTiming {
+                path_rtt: (i % 11 != 0).then(|| Duration::from_micros(rtts_us[i % 7])),
+                active: (
+                    Duration::from_millis((i % 5) as u64 * 300),
+                    Duration::from_secs(10),
+                ),
+                received_bins: &bins[i],
+            })
+            .collect();
+        let bl: Vec<Option<Bottleneck>> = (0..n)
+            .map(|i| {
+                (i % 13 != 0).then(|| Bottleneck {
+                    link: if i % 3 == 0 { "x" } else { "y" }.into(),
+                    reverse: false,
+                })
+            })
+            .collect();
+        let got = fairness(&flows, &bl, &vec![0; n], &timing, Duration::from_secs(1));
+        let mut checked = 0;
+        for fr in &got.friendliness {
+            let i = flows.iter().position(|f| f.name == fr.flow).unwrap();
+            let b = bl[i].as_ref().unwrap();
+            let on = |j: usize, k: &str| flows[j].kind == k && bl[j].as_ref() == Some(b);
+            let tcp: Vec<usize> = (0..n).filter(|&j| on(j, "tcp")).collect();
+            let tfrc: Vec<usize> = (0..n).filter(|&j| on(j, "tfrc")).collect();
+            let same: Vec<usize> = tcp
+                .iter()
+                .copied()
+                .filter(|&j| same_rtt(timing[i].path_rtt, timing[j].path_rtt))
+                .collect();
+            let ratio = |ix: &[usize]| {
+                let m = ix.iter().map(|&j| flows[j].throughput_bps).sum::<f64>()
+                    / ix.len().max(1) as f64;
+                (!ix.is_empty() && m > 0.0).then(|| flows[i].throughput_bps / m)
+            };
+            let names = |ix: &[usize]| -> Vec<String> {
+                ix.iter()
+                    .take(LISTED_FLOWS)
+                    .map(|&j| flows[j].name.clone())
+                    .collect()
+            };
+            assert_eq!(fr.ratio.map(f64::to_bits), ratio(&tcp).map(f64::to_bits));
+            assert_eq!(
+                fr.same_rtt_ratio.map(f64::to_bits),
+                ratio(&same).map(f64::to_bits)
+            );
+            assert_eq!(
+                (fr.tcp_flow_count, fr.tcp_flows.clone()),
+                (tcp.len(), names(&tcp))
+            );
+            assert_eq!(
+                (fr.same_rtt_tcp_flow_count, fr.same_rtt_tcp_flows.clone()),
+                (same.len(), names(&same))
+            );
+            assert_eq!(fr.aggregate_tfrc_flow_count, tfrc.len());
+            assert_eq!(fr.aggregate_tfrc_flows, names(&tfrc));
+            assert!(tcp.len() > LISTED_FLOWS && fr.tcp_flows.len() == LISTED_FLOWS);
+            checked += usize::from(!same.is_empty() && same.len() < tcp.len());
+        }
+        assert!(got.friendliness.len() > 100 && checked > 50, "{checked}");
+        // The 1% edge: 40.4 ms is the same RTT as 40 ms, 40.405 ms and 39.599 ms are not.
+        assert!(same_rtt(
+            Some(Duration::from_micros(40_000)),
+            Some(Duration::from_micros(40_400))
+        ));
+        assert!(!same_rtt(
+            Some(Duration::from_micros(40_000)),
+            Some(Duration::from_micros(40_405))
+        ));
+        assert!(!same_rtt(
+            Some(Duration::from_micros(40_000)),
+            Some(Duration::from_micros(39_599))
+        ));
     }
 }

@@ -208,6 +208,138 @@ impl Drop for Progress {
     }
 }
 
+/// Progress of one long run on stderr (`tfrclab run`): what it is doing (building the
+/// network, simulating, summarising, writing the report) and, while simulating, the simulated
+/// time reached and the events processed. On a terminal a bar over simulated time; elsewhere a
+/// plain line every [`PLAIN_EVERY`], from the first [`PLAIN_EVERY`] on, so that a short run
+/// writes nothing and a long one is never silent; nothing when quiet.
+pub struct RunProgress {
+    bar: Option<ProgressBar>,
+    state: std::sync::Arc<RunState>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct RunState {
+    phase: std::sync::Mutex<String>,
+    now_ns: AtomicU64,
+    duration_ns: AtomicU64,
+    events: AtomicU64,
+    simulating: AtomicBool,
+    stop: AtomicBool,
+}
+
+impl RunProgress {
+    /// Progress of a run; `quiet` shows nothing.
+    pub fn new(quiet: bool) -> RunProgress {
+        let state = std::sync::Arc::new(RunState::default());
+        let mut p = RunProgress {
+            bar: None,
+            state: state.clone(),
+            thread: None,
+        };
+        if quiet {
+            return p;
+        }
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:40.cyan/blue} {msg}  elapsed {elapsed}  ETA {eta}",
+            ) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.enable_steady_tick(Duration::from_millis(250));
+            p.bar = Some(bar);
+            return p;
+        }
+        p.thread = Some(std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut next = PLAIN_EVERY;
+            while !state.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                let elapsed = start.elapsed();
+                if elapsed >= next {
+                    next += PLAIN_EVERY;
+                    eprintln!("{}", state.line(elapsed));
+                }
+            }
+        }));
+        p
+    }
+
+    /// What the run is doing now ("building the network of 100,000 flows", "summarising").
+    pub fn phase(&self, what: &str) {
+        self.state.simulating.store(false, Ordering::Relaxed);
+        if let Ok(mut p) = self.state.phase.lock() {
+            *p = what.to_string();
+        }
+        if let Some(b) = &self.bar {
+            b.set_message(what.to_string());
+        }
+    }
+
+    /// Where the simulation is.
+    pub fn simulating(&self, now: Duration, duration: Duration, events: u64) {
+        let s = &self.state;
+        s.now_ns.store(now.as_nanos() as u64, Ordering::Relaxed);
+        s.duration_ns
+            .store(duration.as_nanos() as u64, Ordering::Relaxed);
+        s.events.store(events, Ordering::Relaxed);
+        if !s.simulating.swap(true, Ordering::Relaxed) {
+            if let Ok(mut p) = s.phase.lock() {
+                *p = "simulating".into();
+            }
+        }
+        if let Some(b) = &self.bar {
+            b.set_length(duration.as_millis() as u64);
+            b.set_position(now.as_millis() as u64);
+            b.set_message(s.sim_text());
+        }
+    }
+
+    /// Stop showing progress.
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        self.state.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RunProgress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl RunState {
+    /// "3.2 of 10 s simulated (32%), 1234567 events".
+    fn sim_text(&self) -> String {
+        let now = self.now_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        let dur = self.duration_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        format!(
+            "{} of {} s simulated ({:.0}%), {} events",
+            report::fmt_num(now),
+            report::fmt_num(dur),
+            if dur > 0.0 { 100.0 * now / dur } else { 0.0 },
+            self.events.load(Ordering::Relaxed)
+        )
+    }
+
+    fn line(&self, elapsed: Duration) -> String {
+        let s = elapsed.as_secs();
+        let what = if self.simulating.load(Ordering::Relaxed) {
+            format!("simulating, {}", self.sim_text())
+        } else {
+            self.phase.lock().map(|p| p.clone()).unwrap_or_default()
+        };
+        format!("run: {what}, elapsed {}:{:02}", s / 60, s % 60)
+    }
+}
+
 /// "runs 12/40, elapsed 0:35, ETA 1:10" (ETA from the mean time per finished run).
 pub fn plain_line(done: u64, total: u64, elapsed: Duration) -> String {
     let clock = |d: Duration| {

@@ -1,8 +1,9 @@
 //! `report.html` of one run: the scenario, the per-flow table, throughput over time, delay
 //! distributions, bottleneck queues, TFRC internals, links, fairness and packet accounting.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use crate::metrics::FlowMetrics;
 use crate::runner::RunOutput;
 use crate::summary::{LinkSummary, SeriesRow, Summary};
 use report::{
@@ -11,16 +12,79 @@ use report::{
 };
 use scenario::Scenario;
 
-/// Points of one (metric, subject) series, scaled.
-fn series(rows: &[SeriesRow], metric: &str, subject: &str, scale: f64) -> Vec<(f64, f64)> {
-    rows.iter()
-        .filter(|r| r.metric == metric && r.subject == subject)
-        .map(|r| (r.time_s, r.value * scale))
-        .collect()
+/// Flows drawn one by one in a chart (twelve colours, solid then dashed): a run with more
+/// shows its first ones and says so; every series stays in `timeseries.csv`.
+pub const CHART_FLOWS: usize = 24;
+/// TFRC flows whose internals (rate, p, RTT) are charted.
+pub const CHART_TFRC_FLOWS: usize = 8;
+/// Rows of a per-flow or per-link table: a run with more shows the first (or busiest) ones
+/// and says where the rest are.
+pub const TABLE_ROWS: usize = 100;
+/// Lines of the scenario file printed at the end of the report.
+pub const SOURCE_LINES: usize = 300;
+/// Distinct times marked on a time chart; past that, flows' starts and stops are left out.
+pub const MARKED_TIMES: usize = 40;
+
+/// Each (metric, subject) series of `rows`, scaled on request: built in one pass, so a report
+/// is linear in the rows, however many flows it has.
+struct SeriesIndex<'a> {
+    by_key: HashMap<(&'a str, &'a str), Vec<usize>>,
+    rows: &'a [SeriesRow],
+}
+
+impl<'a> SeriesIndex<'a> {
+    fn new(rows: &'a [SeriesRow]) -> Self {
+        let mut by_key: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+        for (i, r) in rows.iter().enumerate() {
+            by_key
+                .entry((r.metric.as_str(), r.subject.as_str()))
+                .or_default()
+                .push(i);
+        }
+        SeriesIndex { by_key, rows }
+    }
+
+    /// Points of one (metric, subject) series, scaled.
+    fn series(&self, metric: &str, subject: &str, scale: f64) -> Vec<(f64, f64)> {
+        self.by_key
+            .get(&(metric, subject))
+            .map_or_else(Vec::new, |ix| {
+                ix.iter()
+                    .map(|&i| (self.rows[i].time_s, self.rows[i].value * scale))
+                    .collect()
+            })
+    }
+}
+
+/// "the first 24 of 10,000 flows" style note for a capped list.
+fn first_of(shown: usize, total: usize, what: &str) -> String {
+    format!(
+        "the first {} of {} {what}",
+        fmt_count(shown),
+        fmt_count(total)
+    )
+}
+
+/// An integer with thousands separators.
+pub fn fmt_count(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The per-flow table (also used by the sweep and reproduce reports).
 pub fn flow_table(summary: &Summary) -> Table {
+    flow_rows(&summary.flows)
+}
+
+/// The per-flow table of `flows`.
+fn flow_rows(flows: &[FlowMetrics]) -> Table {
     let mut t = Table::new([
         "flow",
         "kind",
@@ -37,7 +101,7 @@ pub fn flow_table(summary: &Summary) -> Table {
         "jitter range (ms)",
         "RFC 3550 jitter (ms)",
     ]);
-    for f in &summary.flows {
+    for f in flows {
         t.push_row([
             Cell::new(&f.name),
             Cell::new(&f.kind),
@@ -66,15 +130,12 @@ pub fn flow_table(summary: &Summary) -> Table {
 }
 
 /// Marks where each flow starts and stops (a stop at the end of the run is no event) and where
-/// links go down or up, on a time chart.
-fn with_events(mut chart: LineChart, s: &Scenario) -> LineChart {
-    let end = s.duration.as_secs_f64();
-    for f in &s.flows {
-        chart = chart.marker(f.start.as_secs_f64(), format!("{} starts", f.name));
-        let stop = f.stop.as_secs_f64();
-        if stop < end {
-            chart = chart.marker(stop, format!("{} stops", f.name));
-        }
+/// links go down or up, on a time chart. Flows starting or stopping at one time share a mark
+/// ("12 flows start"); past [`MARKED_TIMES`] distinct times the flows' marks are left out
+/// ([`flow_marks`] says so in the caption).
+fn with_events(mut chart: LineChart, s: &Scenario, marks: &FlowMarks) -> LineChart {
+    for (at, label) in &marks.marks {
+        chart = chart.marker(*at, label.clone());
     }
     // A capacity trace makes one `set` event per row: past a dozen, markers would hide the plot.
     let sets = s
@@ -112,37 +173,113 @@ fn with_events(mut chart: LineChart, s: &Scenario) -> LineChart {
     chart
 }
 
+/// The flows' start and stop marks of the time charts, computed once per report.
+struct FlowMarks {
+    marks: Vec<(f64, String)>,
+    /// Said in captions when the marks were left out.
+    left_out: Option<String>,
+}
+
+fn flow_marks(s: &Scenario) -> FlowMarks {
+    let end = s.duration.as_secs_f64();
+    // (time, starts, stops) in time order, with the names of the first few.
+    let mut at: BTreeMap<u64, (Vec<&str>, usize, Vec<&str>, usize)> = BTreeMap::new();
+    for f in &s.flows {
+        let e = at.entry(f.start.as_nanos() as u64).or_default();
+        e.1 += 1;
+        if e.0.len() < 3 {
+            e.0.push(&f.name);
+        }
+        if f.stop.as_secs_f64() < end {
+            let e = at.entry(f.stop.as_nanos() as u64).or_default();
+            e.3 += 1;
+            if e.2.len() < 3 {
+                e.2.push(&f.name);
+            }
+        }
+    }
+    if at.len() > MARKED_TIMES {
+        return FlowMarks {
+            marks: Vec::new(),
+            left_out: Some(format!(
+                "Flows start or stop at {} different times: not marked.",
+                fmt_count(at.len())
+            )),
+        };
+    }
+    let text = |names: &[&str], n: usize, verb: &str| match n {
+        0 => None,
+        1 => Some(format!("{} {verb}s", names[0])),
+        2 | 3 => Some(format!("{} {verb}", names.join(", "))),
+        _ => Some(format!("{} flows {verb}", fmt_count(n))),
+    };
+    let mut marks = Vec::new();
+    for (t, (starts, n_starts, stops, n_stops)) in &at {
+        let x = *t as f64 / 1e9;
+        if let Some(l) = text(starts, *n_starts, "start") {
+            marks.push((x, l));
+        }
+        if let Some(l) = text(stops, *n_stops, "stop") {
+            marks.push((x, l));
+        }
+    }
+    FlowMarks {
+        marks,
+        left_out: None,
+    }
+}
+
 /// Pantheon's throughput–delay plot: one point per flow at (mean one-way delay, throughput),
-/// its whisker reaching to the 95th percentile delay.
+/// its whisker reaching to the 95th percentile delay. A series per flow up to [`CHART_FLOWS`]
+/// flows; past that a series per kind, of the first [`CHART_POINTS`] flows.
 pub fn throughput_delay_chart(summary: &Summary) -> ScatterChart {
     let mut c = ScatterChart::new(
         "Throughput against delay, per flow",
         "one-way delay (ms): mean, whisker to p95",
         "throughput (Mb/s)",
     );
-    for f in &summary.flows {
-        c = c.series(
-            &f.name,
-            vec![ScatterPoint {
-                x: f.delay_mean_s * 1e3,
-                y: f.throughput_bps / 1e6,
-                x_range: (f.delay_mean_s * 1e3, f.delay_p95_s * 1e3),
-                label: f.kind.clone(),
-            }],
-        );
+    let point = |f: &FlowMetrics, label: String| ScatterPoint {
+        x: f.delay_mean_s * 1e3,
+        y: f.throughput_bps / 1e6,
+        x_range: (f.delay_mean_s * 1e3, f.delay_p95_s * 1e3),
+        label,
+    };
+    if summary.flows.len() <= CHART_FLOWS {
+        for f in &summary.flows {
+            c = c.series(&f.name, vec![point(f, f.kind.clone())]);
+        }
+        return c;
+    }
+    let mut by_kind: BTreeMap<&str, Vec<ScatterPoint>> = BTreeMap::new();
+    for f in summary.flows.iter().take(CHART_POINTS) {
+        by_kind
+            .entry(&f.kind)
+            .or_default()
+            .push(point(f, f.name.clone()));
+    }
+    for (kind, points) in by_kind {
+        c = c.series(kind, points);
     }
     c
 }
 
-/// Build the run report.
+/// Flows drawn as points when a chart has a series per kind.
+pub const CHART_POINTS: usize = 2_000;
+
+/// Build the run report. Linear in flows, links and time-series rows: per-flow charts and
+/// tables stop at [`CHART_FLOWS`] and [`TABLE_ROWS`] (saying so and where the rest is), so a
+/// run of 10⁴ flows has a report of the size of one of a hundred.
 pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &RunOutput) -> Page {
+    let index = SeriesIndex::new(rows);
+    let marks = flow_marks(s);
     let mut page = Page::new(format!("tfrclab run: {}", s.name));
     let intro = page.intro();
     intro.paragraph(format!(
-        "Seed {}, {} s simulated ({} s warm-up left out of the metrics), {} events, {} packet-hops, {} s of wall-clock time.",
+        "Seed {}, {} s simulated ({} s warm-up left out of the metrics), {} flows, {} events, {} packet-hops, {} s of wall-clock time.",
         summary.seed,
         fmt_num(summary.duration_s),
         fmt_num(summary.warmup_s),
+        fmt_count(summary.flows.len()),
         summary.events,
         summary.packet_hops,
         fmt_num(summary.wall_s)
@@ -151,31 +288,63 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         intro.paragraph(d.clone());
     }
 
-    page.section("Flows")
-        .table(flow_table(summary))
+    let n_flows = s.flows.len();
+    let flows_sec = page.section("Flows");
+    if summary.flows.len() > TABLE_ROWS {
+        flows_sec.table(kind_table(summary)).note(format!(
+            "Per flow kind. The table below shows {}; every flow is in flows.csv and summary.json.",
+            first_of(TABLE_ROWS, summary.flows.len(), "flows")
+        ));
+    }
+    flows_sec.table(flow_rows(&summary.flows[..summary.flows.len().min(TABLE_ROWS)]))
         .note("Throughput counts wire bytes (headers included, as NS-2 does); goodput counts payload. Loss rate is (sent − received)/sent over the measurement window; PDR is received/generated over the whole run. Definitions: docs/metrics.md.");
 
+    let charted = n_flows.min(CHART_FLOWS);
+    let which = if n_flows > CHART_FLOWS {
+        format!(
+            " Drawn: {}; every series is in timeseries.csv.",
+            first_of(charted, n_flows, "flows")
+        )
+    } else {
+        String::new()
+    };
+    let marked = match &marks.left_out {
+        Some(l) => format!(" {l}"),
+        None => String::new(),
+    };
     let bin = s.sample_interval.as_secs_f64();
     let mut thr = LineChart::new("Throughput per flow", "time (s)", "throughput (Mb/s)").step(true);
-    for f in &s.flows {
-        thr = thr.series(&f.name, series(rows, "throughput_bps", &f.name, 1e-6));
+    for f in &s.flows[..charted] {
+        thr = thr.series(&f.name, index.series("throughput_bps", &f.name, 1e-6));
     }
-    let thr = with_events(thr, s);
+    let thr = with_events(thr, s, &marks);
+    let scatter_note = if n_flows > CHART_FLOWS {
+        format!(
+            " A colour per flow kind; {}.",
+            if n_flows > CHART_POINTS {
+                format!("drawn: {}", first_of(CHART_POINTS, n_flows, "flows"))
+            } else {
+                "hover a point for its flow".to_string()
+            }
+        )
+    } else {
+        String::new()
+    };
     page.section("Throughput over time")
         .figure(
             &thr,
             format!(
-                "Wire bits received per {} s bin. Dotted lines: flows starting or stopping, links going down or up.",
+                "Wire bits received per {} s bin. Dotted lines: flows starting or stopping, links going down or up.{which}{marked}",
                 fmt_num(bin)
             ),
         )
         .figure(
             &throughput_delay_chart(summary),
-            "Each flow's throughput against its mean one-way delay (whisker: to the 95th percentile), as Pantheon plots schemes: up and left is better.",
+            format!("Each flow's throughput against its mean one-way delay (whisker: to the 95th percentile), as Pantheon plots schemes: up and left is better.{scatter_note}"),
         );
 
     let mut cdf = DistributionChart::new("End-to-end delay", "delay (ms)", DistributionKind::Cdf);
-    for (f, r) in s.flows.iter().zip(&out.results.flows) {
+    for (f, r) in s.flows.iter().zip(&out.results.flows).take(charted) {
         let pts: Vec<(f64, f64)> = (0..=100)
             .filter_map(|i| {
                 let q = i as f64 / 100.0;
@@ -189,7 +358,7 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
             cdf = cdf.quantiles(&f.name, pts);
         }
     }
-    page.section("Delay distribution").figure(&cdf, "Cumulative distribution of one-way delay of the packets received in the measurement window (HDR histogram, 0.1% resolution).");
+    page.section("Delay distribution").figure(&cdf, format!("Cumulative distribution of one-way delay of the packets received in the measurement window (HDR histogram, 0.1% resolution).{which}"));
 
     // Bottleneck queues: the busiest link directions by mean occupancy.
     let mut busy: Vec<(f64, String)> = summary
@@ -214,9 +383,9 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         )
         .step(true);
         for (_, subject) in &busy {
-            q = q.series(subject.clone(), series(rows, "queue_packets", subject, 1.0));
+            q = q.series(subject.clone(), index.series("queue_packets", subject, 1.0));
         }
-        let q = with_events(q, s);
+        let q = with_events(q, s, &marks);
         queues.figure(
             &q,
             "The busiest link directions ('>' from → to, '<' to → from).",
@@ -231,19 +400,29 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         .collect();
     if !tfrc.is_empty() {
         let sec = page.section("TFRC internals");
-        for name in tfrc {
+        if tfrc.len() > CHART_TFRC_FLOWS {
+            sec.paragraph(format!(
+                "Charted: {}; every flow's X, X_recv, p and R are in timeseries.csv.",
+                first_of(CHART_TFRC_FLOWS, tfrc.len(), "TFRC flows")
+            ));
+        }
+        for name in tfrc.into_iter().take(CHART_TFRC_FLOWS) {
             let rates = LineChart::new(
                 format!("{name}: allowed rate X and receive rate X_recv"),
                 "time (s)",
                 "Mb/s",
             )
-            .series("X", series(rows, "x_bps", name, 1e-6))
-            .series("X_recv", series(rows, "x_recv_bps", name, 1e-6));
+            .series("X", index.series("x_bps", name, 1e-6))
+            .series("X_recv", index.series("x_recv_bps", name, 1e-6));
             let p = LineChart::new(format!("{name}: loss event rate p"), "time (s)", "p")
-                .series("p", series(rows, "p", name, 1.0));
+                .series("p", index.series("p", name, 1.0));
             let r = LineChart::new(format!("{name}: smoothed RTT R"), "time (s)", "R (ms)")
-                .series("R", series(rows, "rtt_s", name, 1e3));
-            let (rates, p, r) = (with_events(rates, s), with_events(p, s), with_events(r, s));
+                .series("R", index.series("rtt_s", name, 1e3));
+            let (rates, p, r) = (
+                with_events(rates, s, &marks),
+                with_events(p, s, &marks),
+                with_events(r, s, &marks),
+            );
             sec.figure(&rates, "Sampled at the end of each bin.")
                 .figure(&p, "As reported in the last feedback.")
                 .figure(&r, "");
@@ -263,7 +442,21 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         "queue mean",
         "queue max",
     ]);
-    for l in &summary.links {
+    // Past TABLE_ROWS link directions, the busiest (most packets sent) in link order.
+    let mut shown: Vec<&LinkSummary> = summary.links.iter().collect();
+    if shown.len() > TABLE_ROWS {
+        let mut by_busy: Vec<usize> = (0..shown.len()).collect();
+        by_busy.sort_by(|&a, &b| {
+            shown[b]
+                .tx_packets
+                .cmp(&shown[a].tx_packets)
+                .then(a.cmp(&b))
+        });
+        by_busy.truncate(TABLE_ROWS);
+        by_busy.sort_unstable();
+        shown = by_busy.into_iter().map(|i| shown[i]).collect();
+    }
+    for l in &shown {
         let drops: u64 = l.dropped_by_cause.values().sum();
         links.push_row([
             Cell::new(&l.name),
@@ -277,7 +470,15 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
             Cell::num(l.queue_max_packets as f64),
         ]);
     }
-    page.section("Links").table(links);
+    let links_sec = page.section("Links");
+    links_sec.table(links);
+    if summary.links.len() > TABLE_ROWS {
+        links_sec.note(format!(
+            "The {} busiest of {} link directions (most packets sent), in link order; every one is in links.csv and summary.json.",
+            fmt_count(TABLE_ROWS),
+            fmt_count(summary.links.len())
+        ));
+    }
 
     let fair = page.section("Fairness");
     let mut j = Table::new(["kind", "Jain's index (throughput)"]);
@@ -297,13 +498,22 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         ]);
         let ratio =
             |r: Option<f64>, none: &str| r.map(Cell::num).unwrap_or_else(|| Cell::new(none));
-        for f in &summary.fairness.friendliness {
+        let listed = |names: &[String], n: usize| {
+            if n > names.len() {
+                Cell::new(format!("{} flows", fmt_count(n)))
+                    .title(format!("{}, …", names.join(", ")))
+            } else {
+                Cell::new(names.join(", "))
+            }
+        };
+        let all = &summary.fairness.friendliness;
+        for f in all.iter().take(TABLE_ROWS) {
             t.push_row([
                 Cell::new(&f.flow),
                 Cell::new(&f.bottleneck),
-                Cell::new(f.tcp_flows.join(", ")),
+                listed(&f.tcp_flows, f.tcp_flow_count),
                 ratio(f.ratio, "no TCP flow"),
-                Cell::new(f.same_rtt_tcp_flows.join(", ")),
+                listed(&f.same_rtt_tcp_flows, f.same_rtt_tcp_flow_count),
                 ratio(f.same_rtt_ratio, "none"),
                 match (f.aggregate_ratio, f.aggregate_interval_s) {
                     (Some(a), Some([t0, t1])) => Cell::new(format!("{} ({t0}–{t1} s)", fmt_num(a))),
@@ -312,6 +522,12 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
             ]);
         }
         fair.table(t);
+        if all.len() > TABLE_ROWS {
+            fair.note(format!(
+                "Shown: {}; every one is in summary.json (fairness.friendliness).",
+                first_of(TABLE_ROWS, all.len(), "TFRC flows")
+            ));
+        }
     }
 
     let mut acc = Table::new([
@@ -322,23 +538,95 @@ pub fn run_report(s: &Scenario, summary: &Summary, rows: &[SeriesRow], out: &Run
         "dropped",
         "in flight",
     ]);
-    for a in &summary.accounting {
+    let mut total = [0u64; 4];
+    for (k, a) in summary.accounting.iter().enumerate() {
         let dropped: u64 = a.dropped_by_cause.values().sum();
+        for (t, v) in total
+            .iter_mut()
+            .zip([a.sent, a.delivered, dropped, a.in_flight])
+        {
+            *t += v;
+        }
+        if k < TABLE_ROWS {
+            acc.push_row([
+                Cell::new(&a.flow),
+                Cell::new(&a.direction),
+                Cell::num(a.sent as f64),
+                Cell::num(a.delivered as f64),
+                Cell::num(dropped as f64).title(cause_text(&a.dropped_by_cause)),
+                Cell::num(a.in_flight as f64),
+            ]);
+        }
+    }
+    let acc_sec = page.section("Packet accounting");
+    acc_sec.paragraph("Every packet is accounted for: sent = delivered + dropped + in flight, checked at the end of the run (whole run, warm-up included).");
+    if summary.accounting.len() > TABLE_ROWS {
         acc.push_row([
-            Cell::new(&a.flow),
-            Cell::new(&a.direction),
-            Cell::num(a.sent as f64),
-            Cell::num(a.delivered as f64),
-            Cell::num(dropped as f64).title(cause_text(&a.dropped_by_cause)),
-            Cell::num(a.in_flight as f64),
+            Cell::new(format!("all {} flows", fmt_count(summary.flows.len()))),
+            Cell::new("both"),
+            Cell::num(total[0] as f64),
+            Cell::num(total[1] as f64),
+            Cell::num(total[2] as f64),
+            Cell::num(total[3] as f64),
+        ]);
+        acc_sec.table(acc).note(format!(
+            "Shown: {}, then the total of all; every row is in summary.json (accounting).",
+            first_of(TABLE_ROWS, summary.accounting.len(), "rows")
+        ));
+    } else {
+        acc_sec.table(acc);
+    }
+
+    let lines = s.source.lines().count();
+    let scen = page.section("Scenario");
+    if lines > SOURCE_LINES {
+        let cut: String = s
+            .source
+            .lines()
+            .take(SOURCE_LINES)
+            .flat_map(|l| [l, "\n"])
+            .collect();
+        scen.pre(cut).note(format!(
+            "The first {} of the file's {} lines.",
+            fmt_count(SOURCE_LINES),
+            fmt_count(lines)
+        ));
+    } else {
+        scen.pre(s.source.clone());
+    }
+    page
+}
+
+/// Per flow kind: flows, their summed and mean throughput, mean loss rate and delay.
+fn kind_table(summary: &Summary) -> Table {
+    let mut t = Table::new([
+        "kind",
+        "flows",
+        "throughput, all (Mb/s)",
+        "throughput, mean (Mb/s)",
+        "loss rate, mean",
+        "delay mean, mean (ms)",
+    ]);
+    let mut by: BTreeMap<&str, (usize, f64, f64, f64)> = BTreeMap::new();
+    for f in &summary.flows {
+        let e = by.entry(&f.kind).or_default();
+        e.0 += 1;
+        e.1 += f.throughput_bps;
+        e.2 += f.loss_rate;
+        e.3 += f.delay_mean_s;
+    }
+    for (kind, (n, thr, loss, delay)) in by {
+        let m = n.max(1) as f64;
+        t.push_row([
+            Cell::new(kind),
+            Cell::num(n as f64),
+            Cell::num(thr / 1e6),
+            Cell::num(thr / m / 1e6),
+            Cell::num(loss / m),
+            Cell::num(delay / m * 1e3),
         ]);
     }
-    page.section("Packet accounting")
-        .paragraph("Every packet is accounted for: sent = delivered + dropped + in flight, checked at the end of the run (whole run, warm-up included).")
-        .table(acc);
-
-    page.section("Scenario").pre(s.source.clone());
-    page
+    t
 }
 
 fn cause_text(m: &BTreeMap<String, u64>) -> String {
@@ -380,7 +668,7 @@ fn variant_section(page: &mut report::Page, sum: &Summary) {
             "lost: congestion",
             "lost: wireless",
         ]);
-        for f in &sum.tfrc {
+        for f in sum.tfrc.iter().take(TABLE_ROWS) {
             t.push_row([
                 Cell::new(&f.flow),
                 Cell::new(if f.variants.is_empty() {
@@ -402,8 +690,14 @@ fn variant_section(page: &mut report::Page, sum: &Summary) {
             ]);
         }
         sec.table(t);
+        if sum.tfrc.len() > TABLE_ROWS {
+            sec.note(format!(
+                "Shown: {}; every one is in summary.json (tfrc).",
+                first_of(TABLE_ROWS, sum.tfrc.len(), "TFRC flows")
+            ));
+        }
     }
-    for f in &sum.tfrc {
+    for f in sum.tfrc.iter().take(CHART_TFRC_FLOWS) {
         let Some(c) = &f.confusion else {
             continue;
         };

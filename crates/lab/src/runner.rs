@@ -373,17 +373,26 @@ pub fn build_with<M: netsim::Metering>(
     s: &Scenario,
     opts: &RunOptions,
 ) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
+    build_traced::<M>(s, opts, None)
+}
+
+/// [`build_with`], giving every packet event to `sink` too (the pcap writer,
+/// [`crate::pcap::PcapSink`], or a caller's own analysis).
+pub fn build_traced<M: netsim::Metering>(
+    s: &Scenario,
+    opts: &RunOptions,
+    sink: Option<Box<dyn netsim::trace::TraceSink>>,
+) -> Result<(netsim::Simulator<M>, LinkIds), RunError> {
     if M::FLOWS || M::QUEUES {
         check_bins(s)?;
     }
     let seed = opts.seed.unwrap_or(s.seed);
     let mut b = NetworkBuilder::new(seed);
-    if let Some(max_events) = s.max_events {
-        b.limits(netsim::Limits {
-            max_events,
-            ..netsim::Limits::default()
-        });
-    }
+    b.limits(netsim::Limits {
+        max_events: s.max_events.unwrap_or(u64::MAX),
+        max_flows: scenario::MAX_FLOWS,
+        ..netsim::Limits::default()
+    });
     for n in &s.nodes {
         let id = b.add_node(&n.name);
         b.set_untrusted(id, n.untrusted);
@@ -446,6 +455,9 @@ pub fn build_with<M: netsim::Metering>(
         b.trace(Box::new(BufWriter::new(f)), *format);
         b.trace_flow_names(s.flows.iter().map(|f| f.name.clone()).collect());
     }
+    if let Some(sink) = sink {
+        b.trace_sink(sink);
+    }
     let sim = b
         .build_with::<M>()
         .map_err(|e| RunError::Build(e.to_string()))?;
@@ -454,14 +466,64 @@ pub fn build_with<M: netsim::Metering>(
 
 /// Build and run `s` for its duration.
 pub fn simulate(s: &Scenario, opts: &RunOptions) -> Result<RunOutput, RunError> {
-    let (mut sim, link_ids) = build(s, opts)?;
+    simulate_with_progress(s, opts, None, &mut |_| {})
+}
+
+/// Where a run is, for a progress report.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SimProgress {
+    /// The network is built (that can take seconds with 10⁵ flows); the run starts.
+    Built {
+        /// Flows in the network.
+        flows: usize,
+    },
+    /// Simulated time reached so far, of the run's duration, and events processed.
+    Running {
+        /// Simulated time reached.
+        now: Duration,
+        /// The run's duration.
+        duration: Duration,
+        /// Events processed so far.
+        events: u64,
+    },
+}
+
+/// Steps a run is cut into for [`simulate_with_progress`]: stopping the event loop between
+/// steps changes nothing ([`netsim::Simulator::advance`]) and costs nothing measurable.
+pub const PROGRESS_STEPS: u64 = 200;
+
+/// [`simulate`], giving every packet event to `sink` too ([`build_traced`]) and calling
+/// `progress` once the network is built and then after every 1/[`PROGRESS_STEPS`] of
+/// simulated time. The results are those of [`simulate`].
+pub fn simulate_with_progress(
+    s: &Scenario,
+    opts: &RunOptions,
+    sink: Option<Box<dyn netsim::trace::TraceSink>>,
+    progress: &mut dyn FnMut(SimProgress),
+) -> Result<RunOutput, RunError> {
+    let (mut sim, link_ids) = build_traced::<netsim::FullStats>(s, opts, sink)?;
     let paths = s
         .flows
         .iter()
         .map(|f| sim.path(f.from as u32, f.to as u32))
         .collect();
+    progress(SimProgress::Built {
+        flows: s.flows.len(),
+    });
     let t0 = Instant::now();
-    let results = sim.run(time(s.duration)).map_err(RunError::Sim)?;
+    let end = time(s.duration);
+    let step = (end.as_nanos() / PROGRESS_STEPS).max(1);
+    let mut at = step;
+    while at < end.as_nanos() {
+        sim.advance(Time::from_nanos(at)).map_err(RunError::Sim)?;
+        progress(SimProgress::Running {
+            now: Duration::from_nanos(at),
+            duration: s.duration,
+            events: sim.events(),
+        });
+        at += step;
+    }
+    let results = sim.run(end).map_err(RunError::Sim)?;
     // Flow ids are the scenario's flow indices (added in order).
     let ids: Vec<netsim::FlowId> = (0..s.flows.len() as netsim::FlowId).collect();
     let internals = crate::probes::collect(&sim, &ids, results.links.len());

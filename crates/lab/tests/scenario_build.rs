@@ -82,7 +82,7 @@ fn protection_cost_and_flows_parse_and_reach_the_simulator() {
     );
     // A one-link run: 100 kb/s of 1000-byte UDP packets on 10 Mb/s, 1 ms: 1.8 ms each,
     // plus seal + open when the flow is protected.
-    let base = "name = \"p\"\nduration = 2\n[[links]]\nfrom = \"a\"\nto = \"b\"\n\
+    let base = "name = \"p\"\nduration = \"2s\"\n[[links]]\nfrom = \"a\"\nto = \"b\"\n\
                 bandwidth = \"10Mbps\"\ndelay = \"1ms\"\n[[flows]]\nname = \"u\"\nkind = \"udp\"\n\
                 from = \"a\"\nto = \"b\"\npacket_size = 1000\nrate = \"100kbps\"\n";
     let delay = |text: &str| {

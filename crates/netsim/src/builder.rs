@@ -18,7 +18,7 @@ use crate::sim::{
     Account, AgentSlot, FlowState, FullStats, Limits, LinkChange, Metering, Simulator,
 };
 use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
-use crate::trace::{TraceFormat, TraceNames, Tracer};
+use crate::trace::{TraceFormat, TraceNames, TraceSink, Tracer};
 use crate::wireless::Wireless;
 use crate::Time;
 
@@ -415,7 +415,20 @@ impl NetworkBuilder {
 
     /// Trace every packet event to `out` (off by default).
     pub fn trace(&mut self, out: Box<dyn Write>, format: TraceFormat) {
-        self.tracer = Some(Tracer::new(out, format));
+        let sink = self.tracer.take().and_then(|mut t| t.take_sink());
+        let mut t = Tracer::new(out, format);
+        if let Some(s) = sink {
+            t.set_sink(s);
+        }
+        self.tracer = Some(t);
+    }
+
+    /// Also give every packet event to `sink` (beside a text trace, if any).
+    pub fn trace_sink(&mut self, sink: Box<dyn TraceSink>) {
+        match &mut self.tracer {
+            Some(t) => t.set_sink(sink),
+            None => self.tracer = Some(Tracer::with_sink(sink)),
+        }
     }
 
     /// Name the flows (by the order they were added) in CSV traces, beside the nodes' names;

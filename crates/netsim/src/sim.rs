@@ -303,6 +303,12 @@ pub trait Metering: sealed::Sealed + 'static {
     fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError>
     where
         Self: Sized;
+
+    /// [`Simulator::advance`], compiled here for the same reason.
+    #[doc(hidden)]
+    fn advance(sim: &mut Simulator<Self>, until: Time) -> Result<(), SimError>
+    where
+        Self: Sized;
 }
 
 /// Every statistic: what `run`, `sweep` and `reproduce` need. The default.
@@ -321,6 +327,9 @@ impl Metering for FullStats {
     fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError> {
         sim.run_loop(until)
     }
+    fn advance(sim: &mut Simulator<Self>, until: Time) -> Result<(), SimError> {
+        sim.event_loop(until)
+    }
 }
 
 impl Metering for CountersOnly {
@@ -328,6 +337,9 @@ impl Metering for CountersOnly {
     const QUEUES: bool = false;
     fn run(sim: &mut Simulator<Self>, until: Time) -> Result<RunResults, SimError> {
         sim.run_loop(until)
+    }
+    fn advance(sim: &mut Simulator<Self>, until: Time) -> Result<(), SimError> {
+        sim.event_loop(until)
     }
 }
 
@@ -543,7 +555,45 @@ impl<M: Metering> Simulator<M> {
         M::run(self, until)
     }
 
+    /// Run the events due before `until` (as [`Simulator::run`] does) and stop there, without
+    /// settling, checking or reporting: `advance` to a few times on the way, then `run` to the
+    /// end, processes exactly the events of one `run` to the end, in the same order. For
+    /// progress reports between steps ([`Simulator::now`], [`Simulator::events`]).
+    pub fn advance(&mut self, until: Time) -> Result<(), SimError> {
+        M::advance(self, until)
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     fn run_loop(&mut self, until: Time) -> Result<RunResults, SimError> {
+        self.event_loop(until)?;
+        let until_secs = secs(until);
+        // Deferred transmission ends the loop above would have run.
+        for l in 0..self.links.len() {
+            self.settle_tx_done(l, |k| {
+                k.time < until || (k.time == until && k.shadow < until_secs)
+            });
+        }
+        if until > self.now {
+            self.now = until;
+            self.now_secs = secs(until);
+        }
+        for l in &mut self.links {
+            l.stats.queue_packets.finish(self.now);
+            l.stats.queue_bytes.finish(self.now);
+        }
+        if let Some(t) = &mut self.tracer {
+            t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
+        }
+        self.check_accounts()?;
+        Ok(self.results())
+    }
+
+    #[inline(always)]
+    fn event_loop(&mut self, until: Time) -> Result<(), SimError> {
         let until_secs = secs(until);
         // Stop at `until`, but run an event NS-2's double clock puts just before it (a CBR
         // timer at 4.9999999999 s rounds to 5 s here).
@@ -564,25 +614,7 @@ impl<M: Metering> Simulator<M> {
                 return Err(e);
             }
         }
-        // Deferred transmission ends the loop above would have run.
-        for l in 0..self.links.len() {
-            self.settle_tx_done(l, |k| {
-                k.time < until || (k.time == until && k.shadow < until_secs)
-            });
-        }
-        if until > self.now {
-            self.now = until;
-            self.now_secs = secs(until);
-        }
-        for l in &mut self.links {
-            l.stats.queue_packets.finish(self.now);
-            l.stats.queue_bytes.finish(self.now);
-        }
-        if let Some(t) = &mut self.tracer {
-            t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
-        }
-        self.check_accounts()?;
-        Ok(self.results())
+        Ok(())
     }
 
     fn dispatch(&mut self, key: Key, ev: Event) {
@@ -1366,6 +1398,7 @@ fn trace_line(
         uid: pkt.uid,
         cause,
         flow: Some(pkt.flow),
+        packet: Some(pkt),
     });
 }
 

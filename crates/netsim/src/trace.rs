@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
-use crate::packet::NodeId;
+use crate::packet::{NodeId, Packet};
 use crate::stats::{DropCause, FlowRecorder, StatsConfig};
 use crate::Time;
 
@@ -96,6 +96,9 @@ pub struct TraceLine<'a> {
     pub cause: Option<DropCause>,
     /// The simulator's flow index (simulator traces only), for the CSV's names.
     pub flow: Option<u32>,
+    /// The packet itself (simulator traces only): its protocol header, TTL and ECN bits, for
+    /// a [`TraceSink`] that rebuilds it (the lab's pcap writer).
+    pub packet: Option<&'a Packet>,
 }
 
 /// `%.15g` of `us` microseconds, as NS-2 prints a time rounded to 1e-6 s.
@@ -319,22 +322,38 @@ pub fn parse_ns2_line(line: &str) -> Result<TraceLine<'_>, TraceParseError> {
         uid,
         cause: None,
         flow: None,
+        packet: None,
     })
 }
 
-/// A trace sink owned by the simulator.
+/// Where trace lines go besides the text formats: a sink given every line, with the packet
+/// ([`TraceLine::packet`]). The lab writes pcap files through one.
+pub trait TraceSink {
+    /// One packet event.
+    fn record(&mut self, line: &TraceLine<'_>) -> io::Result<()>;
+    /// The run ended: write out what is buffered.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A trace sink owned by the simulator: a text trace ([`TraceFormat`]), a [`TraceSink`], or
+/// both.
 pub struct Tracer {
-    out: Box<dyn Write>,
+    out: Option<Box<dyn Write>>,
     format: TraceFormat,
     error: Option<io::Error>,
     header_done: bool,
     names: Option<TraceNames>,
+    sink: Option<Box<dyn TraceSink>>,
 }
 
 impl fmt::Debug for Tracer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tracer")
             .field("format", &self.format)
+            .field("text", &self.out.is_some())
+            .field("sink", &self.sink.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -343,12 +362,34 @@ impl Tracer {
     /// Trace to `out` in `format`. Wrap files in a `BufWriter`.
     pub fn new(out: Box<dyn Write>, format: TraceFormat) -> Self {
         Tracer {
-            out,
+            out: Some(out),
             format,
             error: None,
             header_done: false,
             names: None,
+            sink: None,
         }
+    }
+
+    /// Trace to `sink` only.
+    pub fn with_sink(sink: Box<dyn TraceSink>) -> Self {
+        Tracer {
+            out: None,
+            format: TraceFormat::Csv,
+            error: None,
+            header_done: false,
+            names: None,
+            sink: Some(sink),
+        }
+    }
+
+    /// Also give every line to `sink` (replacing an earlier one).
+    pub fn set_sink(&mut self, sink: Box<dyn TraceSink>) {
+        self.sink = Some(sink);
+    }
+
+    pub(crate) fn take_sink(&mut self) -> Option<Box<dyn TraceSink>> {
+        self.sink.take()
     }
 
     /// Add node and flow names to CSV traces (the [`CSV_NAME_COLUMNS`]); NS-2 traces keep
@@ -362,21 +403,23 @@ impl Tracer {
         if self.error.is_some() {
             return;
         }
-        let r = match self.format {
-            TraceFormat::Ns2 => write_ns2_line(&mut self.out, l),
-            TraceFormat::Csv => {
+        let r = match (&mut self.out, self.format) {
+            (None, _) => Ok(()),
+            (Some(out), TraceFormat::Ns2) => write_ns2_line(out, l),
+            (Some(out), TraceFormat::Csv) => {
                 let h = if self.header_done {
                     Ok(())
                 } else {
                     self.header_done = true;
                     match self.names {
-                        Some(_) => writeln!(self.out, "{CSV_HEADER},{CSV_NAME_COLUMNS}"),
-                        None => writeln!(self.out, "{CSV_HEADER}"),
+                        Some(_) => writeln!(out, "{CSV_HEADER},{CSV_NAME_COLUMNS}"),
+                        None => writeln!(out, "{CSV_HEADER}"),
                     }
                 };
-                h.and_then(|_| write_csv_line_named(&mut self.out, l, self.names.as_ref()))
+                h.and_then(|_| write_csv_line_named(out, l, self.names.as_ref()))
             }
         };
+        let r = r.and_then(|_| self.sink.as_mut().map_or(Ok(()), |s| s.record(l)));
         if let Err(e) = r {
             self.error = Some(e);
         }
@@ -387,7 +430,10 @@ impl Tracer {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.out.flush()
+        if let Some(s) = &mut self.sink {
+            s.finish()?;
+        }
+        self.out.as_mut().map_or(Ok(()), |o| o.flush())
     }
 }
 

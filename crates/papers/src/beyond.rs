@@ -201,7 +201,7 @@ impl Paper for Beyond {
                     .iter()
                     .map(|t| {
                         let mut c = Config::new(t.id, t.label)
-                            .set("duration", d.clone())
+                            .set("duration", format!("{d}s"))
                             .set(format!("flows.{tcp}.variant"), t.variant);
                         if let Some(p) = t.profile {
                             // The same segments as the NS-2 rows: only the model differs.

@@ -676,7 +676,7 @@ impl Paper for Seed000 {
                     let mut c =
                         Config::new(config_id(p, s.id, r), format!("{p}, {}, {r} Mb/s", s.label))
                             .x(r.parse().map_err(|_| format!("rate \"{r}\""))?)
-                            .set("duration", d.as_str());
+                            .set("duration", format!("{d}s"));
                     for f in FLOWS {
                         c = c
                             .set(format!("flows.{f}.profile"), p)
@@ -1008,7 +1008,7 @@ quote = "q"
                 "[\"adaptive-rtt\", \"ali-ci-replace\", \"adaptive-ttl\", \"protect-raised-ttl\"]"
             )
         );
-        assert_eq!(get("duration"), Some("175"));
+        assert_eq!(get("duration"), Some("175s"));
         let classical = e
             .configs
             .iter()

@@ -123,7 +123,7 @@ fn config(
     tfrc: &[&str],
     duration: &str,
 ) -> Config {
-    let mut c = Config::new(id, label).set("duration", duration);
+    let mut c = Config::new(id, label).set("duration", format!("{duration}s"));
     for l in LINKS {
         for (k, v) in q.set {
             c = c.set(format!("links.{l}.{k}"), *v);

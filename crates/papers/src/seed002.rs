@@ -153,7 +153,7 @@ fn configs(duration: &str) -> Vec<Config> {
     for p in PROFILES {
         for s in SETUPS {
             let mut c = Config::new(config_id(p, s), format!("{p}, {}", s.label()))
-                .set("duration", duration)
+                .set("duration", format!("{duration}s"))
                 .set("flows.tfrc.profile", p)
                 .set("flows.tfrc.variants", s.variants());
             if s == Setup::OriginalNewReno {

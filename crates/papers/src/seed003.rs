@@ -90,7 +90,7 @@ fn configs(duration: &str) -> Vec<Config> {
         for (id, label, variants) in MECHANISMS {
             v.push(
                 Config::new(config_id(p, id), format!("{p}, {label}"))
-                    .set("duration", duration)
+                    .set("duration", format!("{duration}s"))
                     .set("flows.tfrc.profile", p)
                     .set("flows.tfrc.variants", variants),
             );

@@ -87,7 +87,7 @@ fn tcp_configs(duration: Option<&str>) -> Vec<Config> {
                 .set("flows.A.window", w.to_string())
                 .set("flows.B.window", w.to_string());
             if let Some(d) = duration {
-                c = c.set("duration", d);
+                c = c.set("duration", format!("{d}s"));
             }
             v.push(c);
         }
@@ -104,7 +104,7 @@ fn udp_configs(duration: Option<&str>) -> Vec<Config> {
                 .set("flows.A.rate", format!("{r}Mb"))
                 .set("flows.B.rate", format!("{r}Mb"));
             if let Some(d) = duration {
-                c = c.set("duration", d);
+                c = c.set("duration", format!("{d}s"));
             }
             c
         })
@@ -129,7 +129,7 @@ fn tfrc_configs(duration: Option<&str>) -> Vec<Config> {
                     c = c.set("flows.B.app_rate", format!("{r}Mb"));
                 }
                 if let Some(d) = duration {
-                    c = c.set("duration", d);
+                    c = c.set("duration", format!("{d}s"));
                 }
                 v.push(c);
             }
@@ -146,7 +146,7 @@ fn bulk_configs(duration: Option<&str>) -> Vec<Config> {
                 .set("flows.A.profile", *p)
                 .set("flows.B.profile", *p);
             if let Some(d) = duration {
-                c = c.set("duration", d);
+                c = c.set("duration", format!("{d}s"));
             }
             c
         })

@@ -216,17 +216,21 @@ fn references(svg: &mut Svg, plot: &Plot, refs: &[Reference]) {
 /// Vertical event markers: a dotted line per distinct x within `range`, its labels joined in
 /// the tooltip and, where there is room, printed at the top of the plot.
 fn markers(svg: &mut Svg, plot: &Plot, marks: &[(f64, String)], range: (f64, f64)) {
+    // Sorted (stably, so labels at one x keep their order) and grouped: n log n, as a run may
+    // mark thousands of flows.
+    let mut sorted: Vec<(f64, &str)> = marks
+        .iter()
+        .filter(|(x, _)| x.is_finite() && *x >= range.0 && *x <= range.1)
+        .map(|(x, l)| (*x, l.as_str()))
+        .collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut at: Vec<(f64, Vec<&str>)> = Vec::new();
-    for (x, label) in marks {
-        if !x.is_finite() || *x < range.0 || *x > range.1 {
-            continue;
-        }
-        match at.iter_mut().find(|(v, _)| v == x) {
-            Some((_, ls)) => ls.push(label),
-            None => at.push((*x, vec![label])),
+    for (x, label) in sorted {
+        match at.last_mut() {
+            Some((v, ls)) if *v == x => ls.push(label),
+            _ => at.push((x, vec![label])),
         }
     }
-    at.sort_by(|a, b| a.0.total_cmp(&b.0));
     let px: Vec<Option<f64>> = at.iter().map(|(x, _)| plot.px(*x)).collect();
     svg.open("g", &[("class", "markers")]);
     for (k, ((x, labels), p)) in at.iter().zip(&px).enumerate() {

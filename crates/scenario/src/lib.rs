@@ -18,6 +18,11 @@ use std::time::Duration;
 
 pub use error::{Problem, ScenarioError};
 
+/// The most flows a scenario may have. A flow costs about 15 KiB of simulator state before it
+/// sends anything (agents, recorders, histograms), so 10⁵ flows take 1.5 GB; a 10⁵-flow run
+/// is tested to finish (`tfrclab` `run_cli` tests).
+pub const MAX_FLOWS: usize = 100_000;
+
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {

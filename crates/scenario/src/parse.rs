@@ -11,9 +11,29 @@ use super::raw::*;
 use super::units;
 use super::*;
 
-const DURATION_HINT: &str = "a duration: seconds as a number (100.0) or a string with a unit (\"100s\", \"150ms\", \"20us\")";
+const DURATION_HINT: &str =
+    "a duration: a string with a unit (\"100s\", \"150ms\", \"20us\", \"2 min\")";
 const BANDWIDTH_HINT: &str =
-    "a bandwidth: bit/s as a number, or a string with a unit (\"10Mbps\", \"1.5Mb\", \"500kbps\")";
+    "a bandwidth with a unit: bit/s (\"10Mbps\", \"1.5Mb\", \"500kbps\") or bytes/s (\"1MB/s\")";
+
+/// A number as the file wrote it (integer or float), for messages.
+fn bare_number(v: &Value) -> Option<String> {
+    match v {
+        Value::Integer(i) => Some(i.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+/// `n` bit/s written with the largest SI prefix that keeps it at least 1: 1e7 → "10Mbps".
+fn bps_text(n: f64) -> String {
+    for (p, scale) in [("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)] {
+        if n.abs() >= scale {
+            return format!("{}{p}bps", n / scale);
+        }
+    }
+    format!("{n}bps")
+}
 
 struct Ctx<'a> {
     text: &'a str,
@@ -38,7 +58,34 @@ impl<'a> Ctx<'a> {
         ));
     }
 
+    /// A bare number where a unit is needed: refused (it used to mean seconds or bit/s, and
+    /// `bottleneck_delay = 5` ran with 5-second delays), except 0, the same in every unit.
+    fn bare(&mut self, v: &Spanned<Value>, key: &str, what: &str, fix: String) -> bool {
+        let Some(n) = bare_number(v.get_ref()) else {
+            return false;
+        };
+        if matches!(v.get_ref(), Value::Integer(0))
+            || matches!(v.get_ref(), Value::Float(f) if *f == 0.0)
+        {
+            return false;
+        }
+        self.err(
+            v.span(),
+            format!("`{key}` = {n} has no unit: a {what} needs one"),
+            fix,
+        );
+        true
+    }
+
     fn duration_value(&mut self, v: &Spanned<Value>, key: &str) -> Option<(f64, Duration)> {
+        if let Some(n) = bare_number(v.get_ref()) {
+            let fix = format!(
+                "`{key} = \"{n}s\"` for seconds, or another unit: \"{n}ms\", \"{n}us\", \"{n}ns\", \"{n} min\""
+            );
+            if self.bare(v, key, "duration", fix) {
+                return None;
+            }
+        }
         let secs = match v.get_ref() {
             Value::Integer(i) => Ok(*i as f64),
             Value::Float(f) if f.is_finite() => Ok(*f),
@@ -83,6 +130,16 @@ impl<'a> Ctx<'a> {
     }
 
     fn bandwidth(&mut self, v: &Spanned<Value>, key: &str) -> Option<f64> {
+        if let Some(n) = bare_number(v.get_ref()) {
+            let x: f64 = n.parse().unwrap_or(0.0);
+            let mut fix = format!("`{key} = \"{}\"` for {n} bit/s", bps_text(x));
+            if x.abs() < 1e4 {
+                fix.push_str(&format!(", or \"{n}Mbps\", \"{n}kbps\", \"{n}MB/s\""));
+            }
+            if self.bare(v, key, "bandwidth", fix) {
+                return None;
+            }
+        }
         let bps = match v.get_ref() {
             Value::Integer(i) => Ok(*i as f64),
             Value::Float(f) if f.is_finite() => Ok(*f),
@@ -205,9 +262,11 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             "a non-empty name".to_string(),
         );
     }
+    // A bad duration is reported once: the longest valid one stands in, so that starts,
+    // stops and the warm-up are not also reported as past its end.
     let duration = cx
         .duration(&raw.duration, "duration")
-        .unwrap_or(Duration::from_secs(1));
+        .unwrap_or(Duration::from_secs(1_000_000_000));
     if duration.is_zero() {
         cx.err(
             raw.duration.span(),
@@ -389,7 +448,20 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     // Flows.
     let mut flows: Vec<Flow> = Vec::new();
     let mut flow_names: HashMap<String, ()> = HashMap::new();
-    for f in &raw.flows {
+    if let Some(first) = raw.flows.get(MAX_FLOWS) {
+        cx.err(
+            first.span(),
+            format!(
+                "{} flows: a scenario may have at most {MAX_FLOWS}",
+                raw.flows.len()
+            ),
+            format!(
+                "at most {MAX_FLOWS} [[flows]] (each costs about 15 KiB before it sends a \
+                 packet, 1.5 GB at the limit; the flows past it are not checked)"
+            ),
+        );
+    }
+    for f in raw.flows.iter().take(MAX_FLOWS) {
         let f = f.get_ref();
         if let Some(flow) = flow_spec(&mut cx, f, &nodes, &reach, duration) {
             if flow_names.insert(flow.name.clone(), ()).is_some() {
@@ -1310,22 +1382,6 @@ fn expand_topology(
         .and_then(|v| cx.bandwidth(&v, "bottleneck_bandwidth"));
     let bottleneck_delay = need(cx, &t.bottleneck_delay, "bottleneck_delay")
         .and_then(|v| cx.duration(&v, "bottleneck_delay"));
-    let (
-        Some(senders),
-        Some(receivers),
-        Some(access_bw),
-        Some(bottleneck_bw),
-        Some(bottleneck_delay),
-    ) = (
-        senders,
-        receivers,
-        access_bw,
-        bottleneck_bw,
-        bottleneck_delay,
-    )
-    else {
-        return;
-    };
     let delays = |cx: &mut Ctx<'_>,
                   v: &Option<Spanned<Value>>,
                   key: &str,
@@ -1354,19 +1410,20 @@ fn expand_topology(
     };
     // On a bad delay list the error is recorded and zero delays stand in, so that the nodes still
     // exist and flows naming them do not cascade into "unknown node" errors.
-    let send_delays = delays(cx, &t.access_delay, "access_delay", senders)
-        .unwrap_or_else(|| vec![Duration::ZERO; senders as usize]);
+    // Checked even when another key failed, so that every problem is reported at once.
+    // (A list's length is checked against a count only when that count is known.)
+    let (n_send, n_recv) = (senders.unwrap_or(1), receivers.unwrap_or(1));
+    let send_delays = senders
+        .and_then(|n| delays(cx, &t.access_delay, "access_delay", n))
+        .unwrap_or_else(|| vec![Duration::ZERO; n_send as usize]);
     let recv_delays = match &t.receiver_access_delay {
-        Some(_) => delays(
-            cx,
-            &t.receiver_access_delay,
-            "receiver_access_delay",
-            receivers,
-        ),
-        None if senders == receivers => Some(send_delays.clone()),
-        None => Some(vec![send_delays[0]; receivers as usize]),
+        Some(_) => {
+            receivers.and_then(|n| delays(cx, &t.receiver_access_delay, "receiver_access_delay", n))
+        }
+        None if n_send == n_recv => Some(send_delays.clone()),
+        None => Some(vec![send_delays[0]; n_recv as usize]),
     };
-    let recv_delays = recv_delays.unwrap_or_else(|| vec![Duration::ZERO; receivers as usize]);
+    let recv_delays = recv_delays.unwrap_or_else(|| vec![Duration::ZERO; n_recv as usize]);
     let access_limit = t
         .access_queue_limit
         .as_ref()
@@ -1387,6 +1444,15 @@ fn expand_topology(
     );
     let loss = t.loss.as_ref().and_then(|l| loss_spec(cx, l, true));
     let wireless = t.wireless.as_ref().and_then(|w| wireless_spec(cx, w, true));
+    let (Some(_), Some(_), Some(access_bw), Some(bottleneck_bw), Some(bottleneck_delay)) = (
+        senders,
+        receivers,
+        access_bw,
+        bottleneck_bw,
+        bottleneck_delay,
+    ) else {
+        return;
+    };
     let r0 = nodes.intern("r0");
     let r1 = nodes.intern("r1");
     let mut push = |from: usize,

@@ -9,7 +9,7 @@ pub const GOOD: &str = r#"
 name = "tfrc-vs-tcp"
 duration = "100s"
 seed = 7
-warmup = 5.0
+warmup = "5.0s"
 sample_interval = "500ms"
 
 [[links]]
@@ -32,8 +32,8 @@ maxthresh = 15
 [[links]]
 from = "r1"
 to = "n2"
-bandwidth = 10e6
-delay = 0.002
+bandwidth = "10 Mbit/s"
+delay = "0.002s"
 [links.loss]
 model = "bernoulli"
 rate = 0.01
@@ -44,7 +44,7 @@ name = "tfrc1"
 kind = "tfrc"
 from = "n0"
 to = "n2"
-start = 0.1
+start = "0.1s"
 profile = "ns2"
 
 [[flows]]

@@ -106,7 +106,7 @@ fn unknown_node() {
 
 #[test]
 fn unreachable_node() {
-    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = 1e6\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
+    let text = format!("{GOOD}\n[[links]]\nfrom = \"x\"\nto = \"y\"\nbandwidth = \"1Mbps\"\ndelay = 0\n\n[[flows]]\nname = \"lost\"\nkind = \"udp\"\nfrom = \"n0\"\nto = \"y\"\n");
     let line = text
         .lines()
         .enumerate()
@@ -120,7 +120,7 @@ fn unreachable_node() {
 
 #[test]
 fn simplex_without_return_path() {
-    let text = "name = \"s\"\nduration = 1\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = 1e6\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    let text = "name = \"s\"\nduration = \"1s\"\n[[links]]\nfrom = \"a\"\nto = \"b\"\nbandwidth = \"1Mbps\"\ndelay = 0\nduplex = false\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
     one(text, 12, "no return path from \"b\" to \"a\"", "duplex");
 }
 
@@ -150,8 +150,13 @@ fn negative_delay() {
 
 #[test]
 fn start_after_stop() {
-    let text = GOOD.replace("start = 0.1", "start = 30\nstop = 20");
-    one(&text, line_of(&text, "stop = 20"), "stops", "start < stop");
+    let text = GOOD.replace("start = \"0.1s\"", "start = \"30s\"\nstop = \"20s\"");
+    one(
+        &text,
+        line_of(&text, "stop = \"20s\""),
+        "stops",
+        "start < stop",
+    );
 }
 
 #[test]
@@ -259,7 +264,7 @@ fn sack_variant_parses() {
 fn dumbbell_expands() {
     let text = r#"
 name = "db"
-duration = 10
+duration = "10s"
 [topology]
 kind = "dumbbell"
 senders = 2
@@ -864,4 +869,135 @@ fn max_events_is_a_positive_budget() {
         "`max_events` is not positive",
         "≥ 1",
     );
+}
+
+/// Every key that takes a duration or a bandwidth, each with a unit (issue 32 §4).
+const EVERY_UNIT_KEY: &str = r#"name = "units"
+duration = "10s"
+warmup = "1s"
+sample_interval = "500ms"
+
+[topology]
+kind = "dumbbell"
+senders = 2
+access_bandwidth = "10Mbps"
+access_delay = ["1ms", "2ms"]
+receiver_access_delay = "3ms"
+bottleneck_bandwidth = "2Mbps"
+bottleneck_delay = "20ms"
+queue = "red"
+
+[topology.red]
+targetdelay = "5ms"
+max_p = "adaptive-red"
+interval = "500ms"
+
+[topology.wireless]
+frame_loss = 0.1
+slot = "20us"
+
+[[links]]
+from = "r1"
+to = "x"
+bandwidth = "5Mbps"
+delay = "4ms"
+
+[[flows]]
+name = "u"
+kind = "udp"
+from = "s0"
+to = "d0"
+start = "1s"
+stop = "9s"
+rate = "500kbps"
+
+[[flows]]
+name = "t"
+kind = "tfrc"
+from = "s1"
+to = "x"
+app_rate = "1Mbps"
+
+[[events]]
+at = "2s"
+link = "r0-r1"
+action = "set"
+bandwidth = "3Mbps"
+delay = "30ms"
+
+[protection]
+seal = "2us"
+open = "2us"
+
+[validate]
+seeds = [1, 2]
+start_jitter = "1s"
+"#;
+
+/// Issue 32 §4: a bare number is refused wherever a unit is needed (it used to mean seconds
+/// or bit/s: `bottleneck_delay = 5` ran with 5-second delays), at the value's line and
+/// column, naming the key and the value with a unit to write instead; a bare 0 stays valid.
+#[test]
+fn bare_numbers_are_refused_for_every_key_with_a_unit() {
+    Scenario::parse("units.toml", EVERY_UNIT_KEY).expect("every key with a unit parses");
+    let keys: Vec<(usize, &str, &str)> = EVERY_UNIT_KEY
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let (k, v) = l.split_once(" = ")?;
+            let unit = v.strip_prefix('"')?.trim_end_matches('"');
+            let is_unit = unit.ends_with('s') && unit.chars().next()?.is_ascii_digit();
+            (is_unit && k != "name").then_some((i, k, v))
+        })
+        .collect();
+    assert_eq!(keys.len(), 22, "{keys:?}");
+    for (i, key, value) in keys {
+        let bandwidth = value.contains("bps");
+        let mut lines: Vec<String> = EVERY_UNIT_KEY.lines().map(String::from).collect();
+        lines[i] = format!("{key} = {}", if bandwidth { "2e6" } else { "5" });
+        let text = lines.join("\n");
+        let p = one(&text, i + 1, &format!("`{key}`"), "");
+        assert!(p.message.contains("has no unit"), "{p:#?}");
+        assert_eq!(p.column, key.len() + 4, "{p:#?}");
+        let exp = p.expected.unwrap_or_default();
+        let want = if bandwidth { "\"2Mbps\"" } else { "\"5s\"" };
+        assert!(exp.contains(want), "{key}: {exp}");
+        // Zero needs no unit.
+        lines[i] = format!("{key} = 0");
+        let text = lines.join("\n");
+        if let Err(e) = Scenario::parse("units.toml", &text) {
+            assert!(
+                e.problems.iter().all(|p| !p.message.contains("no unit")),
+                "{e}"
+            );
+        }
+    }
+    // In a list too.
+    let text = EVERY_UNIT_KEY.replace("[\"1ms\", \"2ms\"]", "[0.001, 0.002]");
+    one(&text, line_of(&text, "0.001"), "has no unit", "\"0.001s\"");
+}
+
+/// Issue 32 §4: every problem of a file is reported, not only the first (a bad bottleneck
+/// bandwidth used to hide the dumbbell's other keys).
+#[test]
+fn every_problem_of_a_dumbbell_is_reported() {
+    let text = EVERY_UNIT_KEY
+        .replace(
+            "bottleneck_bandwidth = \"2Mbps\"",
+            "bottleneck_bandwidth = \"-100Mbps\"",
+        )
+        .replace("bottleneck_delay = \"20ms\"", "bottleneck_delay = 5")
+        .replace("queue = \"red\"", "queue = \"red\"\nqueue_limit = 0")
+        .replace("[\"1ms\", \"2ms\"]", "[\"1ms\"]");
+    let ps = problems(&text);
+    let lines: Vec<usize> = ps.iter().map(|p| p.line).collect();
+    for needle in [
+        "-100Mbps",
+        "bottleneck_delay",
+        "queue_limit",
+        "access_delay",
+    ] {
+        assert!(lines.contains(&line_of(&text, needle)), "{needle}: {ps:#?}");
+    }
+    assert_eq!(ps.len(), 4, "{ps:#?}");
 }

@@ -128,6 +128,7 @@ pub fn measure(
                 highest_seq: seq.saturating_sub(1),
                 hops: None,
                 link_errors: 0,
+                lost_per_event: 1.0,
             };
             core.on_feedback(now, &fb);
             next_fb = now + Duration::from_secs_f64(r);

@@ -64,6 +64,7 @@ fn sender_inputs() -> Vec<Vec<u8>> {
         highest_seq: 3,
         hops: Some(2),
         link_errors: 0,
+        lost_per_event: 1.0,
     };
     let mut out = Vec::new();
     let fbw = tfrc::wire::encode_feedback(&fb).to_vec();

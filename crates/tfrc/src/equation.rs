@@ -11,9 +11,28 @@
 //! RTT and keeps the fraction `gamma` of its window on a loss event. `alpha = 1, gamma = 0.5,
 //! k_to = 1` is exactly RFC 5348. NS-2.35's `p_to_b` additionally clamps the timeout factor
 //! `3*sqrt(3bp/8)` at 1 (`docs/tfrc-core.md` N11), selected by [`Equation::clamp_timeout`].
+//!
+//! MulTFRC (draft-irtf-iccrg-multfrc-01, `docs/variants.md`) replaces the equation by one that
+//! emulates N TFRC flows; it is the [`EquationForm::MulTfrc`] value of [`Equation::form`] and
+//! also takes j, the number of packets lost per loss event ([`Equation::rate_j`]).
 
 /// NS-2.35's `MAXRATE` (formula.h): the equation's result is capped at 25e6 bytes/s.
 pub const NS2_MAX_RATE: f64 = 25e6;
+
+/// Which throughput equation [`Equation::rate_j`] evaluates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EquationForm {
+    /// One window flow: RFC 5348 §3.1 in the GAIMD form (`alpha`, `gamma`, `k_to`).
+    Gaimd,
+    /// MulTFRC (draft-irtf-iccrg-multfrc-01 §2, `docs/variants.md`): the rate of `n` TFRC flows
+    /// that together lose j packets per loss event. `alpha`, `gamma` and `k_to` are not used;
+    /// `b`, `clamp_timeout` (not used either: the formula has no such factor) and `max_rate`
+    /// keep their meaning.
+    MulTfrc {
+        /// N, the number of TFRC flows emulated (any positive real).
+        n: f64,
+    },
+}
 
 /// Parameters of the throughput equation. Construct with [`Equation::RFC5348`] and adjust.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,6 +52,8 @@ pub struct Equation {
     /// `p_to_b` caps at `MAXRATE` = 25e6 B/s and returns that cap for p = 0 (`docs/tfrc-core.md`
     /// N11).
     pub max_rate: f64,
+    /// The equation itself: RFC 5348's (GAIMD form) or MulTFRC's.
+    pub form: EquationForm,
 }
 
 impl Equation {
@@ -44,6 +65,7 @@ impl Equation {
         k_to: 1.0,
         clamp_timeout: false,
         max_rate: f64::INFINITY,
+        form: EquationForm::Gaimd,
     };
 
     /// NS-2.35's `p_to_b`: the RFC equation with the timeout factor clamped at 1 and the result
@@ -72,6 +94,12 @@ impl Equation {
     /// [`Equation::max_rate`] (infinite for RFC 5348; callers cap the rate). Non-positive `r` is
     /// treated as 1 µs.
     pub fn rate(&self, s: f64, r: f64, t_rto: f64, p: f64) -> f64 {
+        self.rate_j(s, r, t_rto, p, 1.0)
+    }
+
+    /// [`Equation::rate`] with j, the average number of packets lost (or marked) per loss event,
+    /// which only MulTFRC's equation uses (j < 1 and NaN count as 1).
+    pub fn rate_j(&self, s: f64, r: f64, t_rto: f64, p: f64, j: f64) -> f64 {
         let p = if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
         let cap = if self.max_rate.is_nan() {
             f64::INFINITY
@@ -88,7 +116,12 @@ impl Equation {
             0.0
         };
         let s = if s.is_finite() && s > 0.0 { s } else { 0.0 };
-        let x = s / self.denominator(r, t_rto, p);
+        let x = match self.form {
+            EquationForm::Gaimd => s / self.denominator(r, t_rto, p),
+            EquationForm::MulTfrc { n } => {
+                s * multfrc_packets_per_second(n, self.b, r, t_rto, p, j)
+            }
+        };
         if x.is_nan() {
             // Only reachable with NaN parameters (alpha, gamma, b); report "no allowance".
             0.0
@@ -148,6 +181,44 @@ impl Equation {
         }
         p
     }
+}
+
+/// MulTFRC's rate in packets per second (draft-irtf-iccrg-multfrc-01 §2, restated in
+/// `docs/variants.md`): N flows whose aggregate loses j packets per loss event, of which `af`
+/// flows are hit; x is the number of rounds in a loss-free period, q the number of flows in
+/// timeout. For N ≤ 1 one flow is always hit (`af` = 1), where the draft's
+/// `N*(1 - (1 - 1/N)^j)` is undefined for N < 1 (reading, `docs/variants.md`). p = 1 gives
+/// an infinite `z` and so q·/z = 0: the rate of the first term.
+fn multfrc_packets_per_second(n: f64, b: f64, r: f64, t_rto: f64, p: f64, j: f64) -> f64 {
+    let n = if n.is_finite() && n > 0.0 { n } else { 1.0 };
+    let j = if j.is_finite() && j >= 1.0 { j } else { 1.0 };
+    // "If (N < 12) af = N * (1-(1-1/N)^j) Else af = j; af = max(min(af, ceil(N)), 1)".
+    let af = if n <= 1.0 {
+        1.0
+    } else if n < 12.0 {
+        n * (1.0 - (1.0 - 1.0 / n).powf(j))
+    } else {
+        j
+    };
+    let af = af.min(n.ceil()).max(1.0);
+    // "a = p*b*af*(24*N^2 + p*b*af*(N-2*af)^2)"; "x = (af*p*b*(2*af-N) + sqrt(a))/(6*N^2*p)".
+    let pb = p * b;
+    let a = pb * af * (24.0 * n * n + pb * af * (n - 2.0 * af) * (n - 2.0 * af));
+    let x = (af * pb * (2.0 * af - n) + a.sqrt()) / (6.0 * n * n * p);
+    // "z = t_RTO*(1+32*p^2)/(1-p)".
+    let z = t_rto * (1.0 + 32.0 * p * p) / (1.0 - p);
+    // "q = min(2*j*b*z/(R*(1+3*N/j)*x^2), N*z/(x*R), N)".
+    let q = (2.0 * j * b * z / (r * (1.0 + 3.0 * n / j) * x * x))
+        .min(n * z / (x * r))
+        .min(n);
+    let q = if q.is_nan() { n } else { q };
+    // "X_Bps = ((1-q/N)/(p*x*R) + q/(z*(1-p)))*s".
+    let timeout = if z.is_finite() && z > 0.0 {
+        q / (z * (1.0 - p))
+    } else {
+        0.0
+    };
+    (1.0 - q / n) / (p * x * r) + timeout
 }
 
 impl Default for Equation {
@@ -239,6 +310,7 @@ mod tests {
                 k_to: 1.0,
                 clamp_timeout: false,
                 max_rate: f64::INFINITY,
+                form: EquationForm::Gaimd,
             };
             for p in [1e-6, 1e-4, 0.003, 0.05, 0.1, 0.3, 0.7, 1.0] {
                 for (r, t_rto) in [(0.001, 0.004), (0.1, 0.4), (0.25, 1.0), (2.0, 0.3)] {

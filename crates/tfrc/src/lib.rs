@@ -47,7 +47,7 @@ pub mod variants;
 pub mod wire;
 
 pub use classifier::{LossClass, LossDecision};
-pub use equation::Equation;
+pub use equation::{Equation, EquationForm};
 pub use packet::{DataHeader, Feedback};
 pub use profile::{ConfigError, Profile, ProfileKind, ReceiverConfig, SenderConfig, WireOverhead};
 pub use receiver::{Arrival, Receiver, ReceiverStatus};

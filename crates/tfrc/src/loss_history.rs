@@ -92,6 +92,40 @@ pub enum IntervalCounting {
     Ns2,
 }
 
+/// How the lost packets of a short loss interval are counted (RFC 4828 §3, Appendix C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShortLossCount {
+    /// RFC 4828 §3: a short interval of N packets with K lost or marked packets has the
+    /// length N/K ("contributing to a loss event rate of K/N instead of 1/N").
+    All,
+    /// RFC 4828 Appendix C's gradual alternative: an interval spanning m round-trip times (m =
+    /// ⌈duration/R⌉, short when m ≤ `rtts`) counts max(1, ⌊K·(rtts + 1 − m)/rtts⌋) losses;
+    /// with `rtts` = 3: every loss for one RTT, two thirds for two, one third for three, one
+    /// loss for four or more.
+    Gradual,
+}
+
+/// TFRC-SP's loss counting in short loss intervals (RFC 4828 §3 "Measuring the loss event rate
+/// in times of high loss"; `docs/rfc4828-conformance.md`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ShortIntervals {
+    /// RFC 5348: every loss interval is its length in packets.
+    Off,
+    /// RFC 4828: an interval of at most `rtts` round-trip times counts its losses.
+    Rfc4828 {
+        /// An interval is short when it lasts at most this many RTTs (RFC 4828: 2; 3 for the
+        /// gradual count).
+        rtts: f64,
+        /// How its losses are counted.
+        counting: ShortLossCount,
+        /// RFC 4828 §3: the open interval I_0 enters the average only once more than `rtts`
+        /// round-trip times have passed since its loss event began ("If the current loss
+        /// interval I_0 is short then I_tot = I_tot1"). Off: a short I_0 counts its losses too
+        /// (NS-2.35's `ShortIntervals_` 1).
+        exclude_open: bool,
+    },
+}
+
 /// Parameters of the average loss interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Averaging {
@@ -105,6 +139,8 @@ pub struct Averaging {
     pub transform: IntervalTransform,
     /// How I_0 is counted.
     pub counting: IntervalCounting,
+    /// TFRC-SP's counting of losses in short intervals (RFC 4828).
+    pub short_intervals: ShortIntervals,
 }
 
 impl Averaging {
@@ -118,6 +154,7 @@ impl Averaging {
         },
         transform: IntervalTransform::Plain,
         counting: IntervalCounting::Rfc5348,
+        short_intervals: ShortIntervals::Off,
     };
 
     /// NS-2.35 Agent/TFRCSink defaults: WALI with n = 8, `smooth_` weights, discounting with
@@ -131,6 +168,7 @@ impl Averaging {
         },
         transform: IntervalTransform::Plain,
         counting: IntervalCounting::Ns2,
+        short_intervals: ShortIntervals::Off,
     };
 }
 
@@ -277,6 +315,12 @@ impl Window {
 /// loss yet: "the receiver does not calculate the average loss interval"). The configured
 /// [`IntervalTransform`] is applied to each of the two windows.
 pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averaging) -> Option<f64> {
+    average_with(Some(open), closed, df, cfg)
+}
+
+/// [`average_interval`] where `open` = `None` leaves I_0 out: I_mean = I_tot1/W_tot (RFC 4828
+/// §3, a short current interval).
+fn average_with(open: Option<f64>, closed: &[(f64, f64)], df: f64, cfg: &Averaging) -> Option<f64> {
     let n = cfg.n.clamp(1, MAX_N);
     if closed.is_empty() {
         return None;
@@ -289,7 +333,7 @@ pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averagi
     };
     // §5.5: I_tot0 = I_0*w_0 + sum_{i=1..} I_i*w_i*DF_i*DF; W_tot0 likewise.
     let mut w0 = Window::new();
-    w0.push(open, 1.0, 1.0);
+    w0.push(open.unwrap_or(0.0), 1.0, 1.0);
     for &(len, df_i) in closed.iter().take(with_len.saturating_sub(1)) {
         w0.push(len, df_i, df);
     }
@@ -299,9 +343,11 @@ pub fn average_interval(open: f64, closed: &[(f64, f64)], df: f64, cfg: &Averagi
         w1.push(len, df_i, 1.0);
     }
     // §5.4: "I_mean = max(I_tot0, I_tot1)/W_tot" — I_0 is used only if it raises the mean.
-    let m0 = w0.mean(n, cfg.transform, k).unwrap_or(0.0);
     let m1 = w1.mean(n, cfg.transform, k).unwrap_or(0.0);
-    let m = m0.max(m1);
+    let m = match open {
+        Some(_) => w0.mean(n, cfg.transform, k).unwrap_or(0.0).max(m1),
+        None => m1,
+    };
     if m.is_finite() {
         Some(m)
     } else {
@@ -367,6 +413,9 @@ pub struct LossEvent {
     pub start_time: Time,
     /// Sender round of the first loss (NS-2 `lastloss_round_id`).
     pub round: u32,
+    /// The RTT the data packets carried when the event began (§5.2's R; RFC 4828's "short"
+    /// intervals are measured in it).
+    pub rtt: Duration,
     /// Discount factor DF_i of the interval that starts at this event (§5.5).
     pub df: f64,
     /// The lost/marked packets of the event, ascending.
@@ -395,6 +444,20 @@ pub enum FillOutcome {
     },
 }
 
+/// Whether an interval is short under RFC 4828, and its length if so.
+enum ShortOutcome {
+    Long,
+    Short(f64),
+}
+
+/// Lost or marked packets recorded in one event.
+fn event_losses(ev: &LossEvent) -> u64 {
+    ev.lost
+        .iter()
+        .map(LostRange::len)
+        .fold(0u64, u64::saturating_add)
+}
+
 /// At most this many events are started from one lost range; beyond it the rest of the range
 /// joins the last event. Only a pathological gap (thousands of RTTs of consecutive losses) can
 /// reach it, and only the last n + 2 events are kept anyway.
@@ -415,6 +478,8 @@ pub struct LossHistory {
     /// The emptied loss list of the last event dropped, reused by the next event so that
     /// recording losses does not allocate in steady state (always empty).
     spare: Vec<LostRange>,
+    /// The newest packet's time (on the event clock) and R, for RFC 4828's short I_0.
+    position: Option<(Time, Duration)>,
 }
 
 impl LossHistory {
@@ -428,7 +493,15 @@ impl LossHistory {
             df: 1.0,
             events_total: 0,
             spare: Vec::new(),
+            position: None,
         }
+    }
+
+    /// The newest packet's time on the event clock and the RTT it carried: RFC 4828's open
+    /// interval is short until more than the configured number of RTTs have passed since its
+    /// loss event began.
+    pub fn note_position(&mut self, time: Time, rtt: Duration) {
+        self.position = Some((time, rtt));
     }
 
     /// Whether any loss event has been recorded.
@@ -471,13 +544,14 @@ impl LossHistory {
 
     /// Start an event directly (NS-2's first-gap event, whose counting start is not a lost
     /// packet).
-    pub fn push_event(&mut self, start_seq: u64, start_time: Time, round: u32) {
+    pub fn push_event(&mut self, start_seq: u64, start_time: Time, round: u32, rtt: Duration) {
         let lost = std::mem::take(&mut self.spare);
         self.push(
             LossEvent {
                 start_seq,
                 start_time,
                 round,
+                rtt,
                 df: 1.0,
                 lost,
             },
@@ -546,6 +620,7 @@ impl LossHistory {
                             start_seq: s,
                             start_time: range.time_of(s),
                             round: range.round,
+                            rtt: range.rtt,
                             df: 1.0,
                             lost,
                         },
@@ -679,10 +754,10 @@ impl LossHistory {
 
     fn closed_iter(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
         let between = (1..self.events.len()).rev().map(move |j| {
-            let len = self.events[j]
-                .start_seq
-                .saturating_sub(self.events[j - 1].start_seq) as f64;
-            (len, self.events[j - 1].df)
+            let (a, b) = (&self.events[j - 1], &self.events[j]);
+            let len = b.start_seq.saturating_sub(a.start_seq) as f64;
+            let dur = b.start_time.saturating_since(a.start_time);
+            (self.short_length(len, a, dur, b.rtt), a.df)
         });
         let synthetic = if self.events.is_empty() {
             None
@@ -748,7 +823,7 @@ impl LossHistory {
             Discounting::On { .. } => self.df,
         };
         let (buf, k) = self.closed_buf();
-        average_interval(i0, &buf[..k], df, &self.cfg)
+        average_with(self.open_for_average(i0), &buf[..k], df, &self.cfg)
     }
 
     /// The loss event rate p = 1/I_mean (§5.4), 0 before any loss, at most 1.
@@ -757,6 +832,81 @@ impl LossHistory {
             Some(m) if m > 0.0 => (1.0 / m).min(1.0),
             Some(_) => 1.0,
             None => 0.0,
+        }
+    }
+
+    /// RFC 4828 §3: the length of an interval of `len` packets that began with loss event `ev`
+    /// and lasted `dur`, with R = `rtt`: `len` unless it is short, then `len` over its counted
+    /// losses (`None`: the interval is short and I_0, so it is left out of the average).
+    fn short_interval(
+        &self,
+        len: f64,
+        ev: &LossEvent,
+        dur: Duration,
+        rtt: Duration,
+    ) -> ShortOutcome {
+        let ShortIntervals::Rfc4828 { rtts, counting, .. } = self.cfg.short_intervals else {
+            return ShortOutcome::Long;
+        };
+        let r = rtt.as_secs_f64();
+        if r <= 0.0 {
+            return ShortOutcome::Long;
+        }
+        let d = dur.as_secs_f64();
+        let k = (event_losses(ev).max(1)) as f64;
+        match counting {
+            ShortLossCount::All if d <= rtts * r => ShortOutcome::Short(len / k),
+            ShortLossCount::Gradual => {
+                let m = (d / r).ceil().max(1.0);
+                if m > rtts {
+                    return ShortOutcome::Long;
+                }
+                // A hair above the product so that 6·(2/3) counts 4, not 3.999….
+                let counted = (k * (rtts + 1.0 - m) / rtts + 1e-9).floor().max(1.0);
+                ShortOutcome::Short(len / counted)
+            }
+            ShortLossCount::All => ShortOutcome::Long,
+        }
+    }
+
+    fn short_length(&self, len: f64, ev: &LossEvent, dur: Duration, rtt: Duration) -> f64 {
+        match self.short_interval(len, ev, dur, rtt) {
+            ShortOutcome::Long => len,
+            ShortOutcome::Short(v) => v,
+        }
+    }
+
+    /// I_0 as it enters the average: `None` when RFC 4828 leaves a short I_0 out.
+    fn open_for_average(&self, i0: f64) -> Option<f64> {
+        let (Some(last), Some((now, rtt))) = (self.events.back(), self.position) else {
+            return Some(i0);
+        };
+        let dur = now.saturating_since(last.start_time);
+        match self.short_interval(i0, last, dur, rtt) {
+            ShortOutcome::Long => Some(i0),
+            ShortOutcome::Short(v) => match self.cfg.short_intervals {
+                ShortIntervals::Rfc4828 {
+                    exclude_open: true, ..
+                } => None,
+                _ => Some(v),
+            },
+        }
+    }
+
+    /// MulTFRC's j: the packets lost or marked per loss event, averaged over the most recent n
+    /// events (newest first) with §5.4's weights; 1 before any loss (`docs/variants.md`).
+    pub fn lost_per_event(&self) -> f64 {
+        let n = self.cfg.n.clamp(1, MAX_N);
+        let (mut tot, mut wt) = (0.0, 0.0);
+        for (i, ev) in self.events.iter().rev().take(n).enumerate() {
+            let w = weight(i, n);
+            tot += w * event_losses(ev).max(1) as f64;
+            wt += w;
+        }
+        if wt > 0.0 {
+            tot / wt
+        } else {
+            1.0
         }
     }
 

@@ -49,4 +49,8 @@ pub struct Feedback {
     /// previous report, saturating; always 0 without a classifier. The sender's E2 rescales
     /// t_RTO on a non-zero count.
     pub link_errors: u32,
+    /// j: packets lost or marked per loss event, a weighted mean over recent events, which
+    /// MulTFRC's equation needs (draft-irtf-iccrg-multfrc-01, `docs/variants.md`); 1 when the
+    /// receiver does not measure it. Wire format version 2 does not carry it (it decodes as 1).
+    pub lost_per_event: f64,
 }

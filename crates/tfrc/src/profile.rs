@@ -87,6 +87,62 @@ pub struct Rfc5348Rules {
     pub x_recv_set_len: usize,
     /// Detect data-limited intervals (§8.2.1) and apply §4.3's data-limited branches.
     pub data_limited: bool,
+    /// How the sender recovers after idle and data-limited periods: RFC 5348's rules, or
+    /// draft-ietf-dccp-tfrc-faster-restart-06's Faster Restart.
+    pub restart: Restart,
+}
+
+/// Recovery after idle or data-limited periods under [`RateControl::Rfc5348`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Restart {
+    /// RFC 5348 §4.3 step 4 and §4.4: recv_limit = 2·max(X_recv_set), an idle sender is not
+    /// halved below initial_rate, slow start doubles per RTT.
+    Rfc5348,
+    /// Faster Restart (draft-ietf-dccp-tfrc-faster-restart-06 §3, `docs/variants.md`): recv_limit
+    /// is doubled once more up to X_fast_max (the sender quadruples per RTT up to the highest
+    /// loss-free receive rate, decaying with its age), and an idle sender is not halved below
+    /// twice initial_rate.
+    Faster {
+        /// DecayTime (default two minutes): X_fast_max is the full X_active_recv for this long
+        /// after it was measured, then falls linearly to zero at three times it.
+        decay: Duration,
+    },
+}
+
+/// The segment size the throughput equation uses (RFC 5348 §3.1's s, or RFC 4828's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SegmentPolicy {
+    /// The flow's own segment size (RFC 5348 §4.1).
+    Actual,
+    /// TFRC-SP (RFC 4828 §3): the equation uses the `nominal` segment size (1460 B) and the
+    /// result is multiplied by s_true/(s_true + `header`), so the allowed rate counts header
+    /// bytes too. The equation is linear in s, so this is the equation with the effective
+    /// segment `nominal`·s_true/(s_true + header) ([`SegmentPolicy::equation_segment`]).
+    Nominal {
+        /// The nominal segment size s (RFC 4828: 1460 bytes, or the path's MSS if smaller).
+        nominal: u32,
+        /// H, the expected bytes of network and transport headers per packet (RFC 4828: 40).
+        header: u32,
+    },
+}
+
+impl SegmentPolicy {
+    /// The s to put into the equation for a flow of true segment size `s_true` bytes:
+    /// `s_true`, or RFC 4828 §3's "X := X * s_true / (s_true + H)" folded into s.
+    pub fn equation_segment(&self, s_true: f64) -> f64 {
+        match *self {
+            SegmentPolicy::Actual => s_true,
+            SegmentPolicy::Nominal { nominal, header } => {
+                let st = s_true.max(0.0);
+                let denom = st + f64::from(header);
+                if denom > 0.0 {
+                    f64::from(nominal) * st / denom
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
 }
 
 /// NS-2.35 Agent/TFRC rate control (`docs/tfrc-core.md` N2–N14).
@@ -229,6 +285,12 @@ pub struct SenderConfig {
     pub backlog: BacklogRule,
     /// Cap on the growth of X between loss events (seed 003 V2).
     pub growth_cap: GrowthCap,
+    /// The segment size of the throughput equation (TFRC-SP uses RFC 4828's nominal size).
+    pub segment: SegmentPolicy,
+    /// The least time between two data packets: `None` (RFC 5348), or RFC 4828 §3's Min
+    /// Interval (10 ms) for TFRC-SP. No packet leaves earlier, immediate sends and send credits
+    /// included.
+    pub min_interval: Option<Duration>,
 }
 
 /// How the receiver decides a packet is lost (RFC 5348 §5.1).
@@ -291,6 +353,9 @@ pub struct FirstInterval {
     /// §6.3.1's rules "X_target = 0.5/R packets/s if the first data packet is lost" and "0.5/R is
     /// the minimum X_target" (absent in NS-2.35).
     pub null_interval_rule: bool,
+    /// The segment size the inverted equation uses: the sender's (RFC 5348) or TFRC-SP's
+    /// nominal one (RFC 4828 §2: "TFRC-SP uses the segment size of 1460 bytes").
+    pub segment: SegmentPolicy,
     /// What triggers it.
     pub trigger: FirstTrigger,
 }
@@ -352,6 +417,19 @@ pub struct ReceiverConfig {
     pub x_recv: XRecvEstimator,
     /// Loss classification.
     pub classifier: LossClassifier,
+    /// Whether feedback reports j, the packets lost per loss event (MulTFRC).
+    pub loss_multiplicity: LossMultiplicity,
+}
+
+/// j, the average number of packets lost (or marked) per loss event, which MulTFRC's equation
+/// needs (draft-irtf-iccrg-multfrc-01, `docs/variants.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossMultiplicity {
+    /// Not measured: feedback reports j = 1 (RFC 5348 needs no j).
+    Off,
+    /// The mean of the lost-or-marked packet counts of the most recent n loss events, weighted
+    /// with §5.4's weights, the newest event first (reading, `docs/variants.md`).
+    WeightedMean,
 }
 
 /// Header bytes a profile puts on the wire around the segment.
@@ -418,6 +496,7 @@ impl Profile {
                     t_mbi: Duration::from_secs(64),
                     x_recv_set_len: 3,
                     data_limited: true,
+                    restart: Restart::Rfc5348,
                 }),
                 nofeedback_rtts: 4.0,
                 oscillation: Oscillation::SqrtRtt { q2: 0.9 },
@@ -432,6 +511,8 @@ impl Profile {
                 link_error_rto: LinkErrorRto::Off,
                 backlog: BacklogRule::Off,
                 growth_cap: GrowthCap::Off,
+                segment: SegmentPolicy::Actual,
+                min_interval: None,
             },
             receiver: ReceiverConfig {
                 loss_detection: LossDetection {
@@ -447,10 +528,12 @@ impl Profile {
                     equation: Equation::RFC5348,
                     null_interval_rule: true,
                     trigger: FirstTrigger::FirstLossEvent,
+                    segment: SegmentPolicy::Actual,
                 },
                 feedback: FeedbackPolicy::Rfc5348,
                 x_recv: XRecvEstimator::Rfc5348,
                 classifier: LossClassifier::None,
+                loss_multiplicity: LossMultiplicity::Off,
             },
             overhead: WireOverhead {
                 data_header: wire::DATA_HEADER_LEN as u32,
@@ -484,6 +567,8 @@ impl Profile {
                 link_error_rto: LinkErrorRto::Off,
                 backlog: BacklogRule::Off,
                 growth_cap: GrowthCap::Off,
+                segment: SegmentPolicy::Actual,
+                min_interval: None,
             },
             receiver: ReceiverConfig {
                 loss_detection: LossDetection {
@@ -499,6 +584,7 @@ impl Profile {
                     equation: Equation::NS2,
                     null_interval_rule: false,
                     trigger: FirstTrigger::FirstGap,
+                    segment: SegmentPolicy::Actual,
                 },
                 feedback: FeedbackPolicy::Ns2 {
                     backup_factor: 1.5,
@@ -506,6 +592,7 @@ impl Profile {
                 },
                 x_recv: XRecvEstimator::Ns2,
                 classifier: LossClassifier::None,
+                loss_multiplicity: LossMultiplicity::Off,
             },
             // `docs/tfrc-core.md` N24: `useHeaders_` adds `headersize_` = 32 B to each data packet;
             // the TFRCSink's `packetSize_` is 40 B.
@@ -620,7 +707,11 @@ fn check_equation(eq: &Equation) -> Result<(), ConfigError> {
         eq.k_to,
         eq.k_to >= 0.0 && eq.k_to.is_finite(),
     )?;
-    check("equation.max_rate", eq.max_rate, eq.max_rate > 0.0)
+    check("equation.max_rate", eq.max_rate, eq.max_rate > 0.0)?;
+    if let crate::equation::EquationForm::MulTfrc { n } = eq.form {
+        check("equation.n", n, n > 0.0 && n <= 1e6)?;
+    }
+    Ok(())
 }
 
 impl SenderConfig {
@@ -735,8 +826,35 @@ impl SenderConfig {
                 credit_rtts >= 0.0 && credit_rtts.is_finite(),
             )?;
         }
+        check_segment(&self.segment)?;
+        if let Some(m) = self.min_interval {
+            check(
+                "min_interval",
+                m.as_secs_f64(),
+                m <= Duration::from_secs(60),
+            )?;
+        }
+        if let RateControl::Rfc5348(Rfc5348Rules {
+            restart: Restart::Faster { decay },
+            ..
+        }) = self.rate_control
+        {
+            check(
+                "restart.decay",
+                decay.as_secs_f64(),
+                !decay.is_zero() && decay <= Duration::from_secs(86_400),
+            )?;
+        }
         Ok(())
     }
+}
+
+fn check_segment(seg: &SegmentPolicy) -> Result<(), ConfigError> {
+    if let SegmentPolicy::Nominal { nominal, header } = *seg {
+        check("segment.nominal", f64::from(nominal), nominal >= 1)?;
+        check("segment.header", f64::from(header), header <= 65_535)?;
+    }
+    Ok(())
 }
 
 impl ReceiverConfig {
@@ -778,6 +896,16 @@ impl ReceiverConfig {
             )?;
         }
         check_equation(&self.first_interval.equation)?;
+        check_segment(&self.first_interval.segment)?;
+        if let crate::loss_history::ShortIntervals::Rfc4828 { rtts, .. } =
+            self.averaging.short_intervals
+        {
+            check(
+                "averaging.short_intervals.rtts",
+                rtts,
+                rtts > 0.0 && rtts <= 64.0,
+            )?;
+        }
         if let FeedbackPolicy::Ns2 {
             backup_factor,
             per_rtt,

@@ -19,7 +19,7 @@ use crate::loss_history::{
 use crate::packet::{DataHeader, Feedback};
 use crate::profile::{
     ConfigError, EventClock, FeedbackPolicy, FirstTarget, FirstTrigger, Inversion, LossClassifier,
-    ReceiverConfig, XRecvEstimator,
+    LossMultiplicity, ReceiverConfig, XRecvEstimator,
 };
 use crate::time::duration_from_secs_f64;
 use crate::Time;
@@ -327,6 +327,8 @@ impl Receiver {
                 urgent: hdr.urgent,
                 hops: arrival.ttl.map(|t| hdr.initial_ttl.saturating_sub(t)),
             });
+            let m = self.mark(this);
+            self.history.note_position(m.time, hdr.rtt);
             // NS-2's est_thput counts RCVD (unmarked, in-order) packets and skips seq 0.
             if self.cfg.x_recv == XRecvEstimator::Ns2 && !arrival.ce && hdr.seq > 0 {
                 self.rcvd.push_back((hdr.seq, now));
@@ -645,8 +647,11 @@ impl Receiver {
 
     // ----- first loss interval ----------------------------------------------------------------
 
+    /// The p at which the sender's equation gives `target` bytes/s of segments of `s` bytes;
+    /// TFRC-SP inverts its own rate (nominal segment, header correction; RFC 4828 §2).
     fn invert(&self, target: f64, s: f64, r: f64, t_rto: f64) -> f64 {
         let eq = &self.cfg.first_interval.equation;
+        let s = self.cfg.first_interval.segment.equation_segment(s);
         match self.cfg.first_interval.inversion {
             Inversion::Exact => eq.invert(target, s, r, t_rto),
             Inversion::Ns2Bisection => eq.invert_ns2(target, s, r, t_rto),
@@ -702,7 +707,12 @@ impl Receiver {
             EventClock::SenderTimestamp => hdr.timestamp,
         };
         // sample[0] restarts from the last report's count (`last_sample` is not reset).
-        self.history.push_event(self.last_walk_end, t, hdr.round);
+        self.history.push_event(
+            self.last_walk_end,
+            t,
+            hdr.round,
+            duration_from_secs_f64(n.rtt),
+        );
         self.pending_p = Some(p);
     }
 
@@ -851,6 +861,10 @@ impl Receiver {
             highest_seq: n.arr.seq,
             hops: n.hops,
             link_errors,
+            lost_per_event: match self.cfg.loss_multiplicity {
+                LossMultiplicity::Off => 1.0,
+                LossMultiplicity::WeightedMean => self.history.lost_per_event(),
+            },
         }
     }
 

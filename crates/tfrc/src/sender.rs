@@ -17,7 +17,7 @@ use crate::equation::Equation;
 use crate::gaimd::{BacklogRule, GrowthCap, SimdState, VenoState};
 use crate::packet::{DataHeader, Feedback};
 use crate::profile::{
-    ConfigError, HeaderRtt, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl,
+    ConfigError, HeaderRtt, InitialWindow, Ns2Rules, Oscillation, Pacing, RateControl, Restart,
     Rfc5348Rules, SenderConfig, StartRate, StartTimer,
 };
 use crate::rtt::{LinkErrorRto, LinkErrorSource, RttState, MIN_SAMPLE};
@@ -92,6 +92,24 @@ pub struct SenderStatus {
     /// reporting an elapsed time t_delay at least as long as the measured round trip; a
     /// handshake RTT of zero). `docs/tfrc-core.md` states the rule.
     pub rtt_samples_refused: u64,
+    /// Faster Restart's X_fast_max after the last feedback (0 without Faster Restart): the
+    /// rate up to which the sender may quadruple per RTT.
+    pub x_fast_max: f64,
+    /// j from the last feedback: packets lost per loss event (MulTFRC; 1 otherwise).
+    pub lost_per_event: f64,
+}
+
+/// Faster Restart's state (draft-ietf-dccp-tfrc-faster-restart-06 §2).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct FasterRestart {
+    /// X_active_recv: the receive rate reported during a recent loss-free period.
+    x_active_recv: f64,
+    /// T_active_recv: when X_active_recv was measured.
+    t_active_recv: Time,
+    /// X_fast_max: where quadrupling stops.
+    x_fast_max: f64,
+    /// The previous feedback reported a higher p than the one before it.
+    prev_increase: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +244,13 @@ pub struct Sender {
     local_cut_at: Option<Time>,
     send_refusals: u64,
     local_congestion: u64,
+    /// The s the equation uses: s, or TFRC-SP's nominal segment with its header correction.
+    s_eq: f64,
+    /// j from the last feedback (MulTFRC).
+    j: f64,
+    /// When the last data packet left (for the minimum interval).
+    last_sent: Option<Time>,
+    faster: FasterRestart,
 }
 
 /// The state one emitted packet changed, kept until the next one.
@@ -238,6 +263,7 @@ struct Emitted {
     backlog: Backlog,
     sent_since_nfb: bool,
     protected: bool,
+    last_sent: Option<Time>,
 }
 
 impl Sender {
@@ -301,6 +327,10 @@ impl Sender {
             local_cut_at: None,
             send_refusals: 0,
             local_congestion: 0,
+            s_eq: cfg.segment.equation_segment(s),
+            j: 1.0,
+            last_sent: None,
+            faster: FasterRestart::default(),
         })
     }
 
@@ -397,6 +427,11 @@ impl Sender {
         self.x_recv_set.clear();
         self.x_recv_set.push((f64::INFINITY, now));
         self.urgent = true;
+        // Faster Restart: "T_active_recv is initialized to the start time of the connection".
+        self.faster = FasterRestart {
+            t_active_recv: now,
+            ..FasterRestart::default()
+        };
         self.ns2.phase = Ns2Phase::SlowStart;
         self.ns2.oldrate = self.x;
         self.ns2.delta = 0.0;
@@ -449,10 +484,12 @@ impl Sender {
         }
     }
 
+    /// X_Bps for the current p, R and t_RTO (and j: MulTFRC), with the equation's segment size
+    /// (TFRC-SP: RFC 4828 §3's nominal s and "X := X * s_true / (s_true + H)").
     fn equation_rate(&self) -> f64 {
         let x = self
             .equation()
-            .rate(self.s, self.rtt.r(), self.rtt.t_rto(), self.p);
+            .rate_j(self.s_eq, self.rtt.r(), self.rtt.t_rto(), self.p, self.j);
         if x.is_nan() {
             0.0
         } else {
@@ -494,7 +531,20 @@ impl Sender {
 
     /// §4.6: "t_ipi = s/X_inst".
     fn t_ipi(&self) -> f64 {
-        self.s / self.x_inst()
+        (self.s / self.x_inst()).max(self.min_interval_secs())
+    }
+
+    /// RFC 4828 §3's Min Interval in seconds (0 without it).
+    fn min_interval_secs(&self) -> f64 {
+        self.cfg.min_interval.map_or(0.0, |d| d.as_secs_f64())
+    }
+
+    /// The earliest time the next data packet may leave under the Min Interval.
+    fn min_interval_floor(&self) -> Option<Time> {
+        match (self.cfg.min_interval, self.last_sent) {
+            (Some(mi), Some(last)) => Some(last.saturating_add(mi)),
+            _ => None,
+        }
     }
 
     /// §8.3: "t_delta = min(t_ipi, t_gran, rtt)/2".
@@ -545,7 +595,8 @@ impl Sender {
             self.x_inst()
         };
         if xrate > SMALLFLOAT && xrate.is_finite() {
-            Some(self.s / xrate)
+            // NS-2's `voip_` mode floors the gap at 1/`voip_max_pkt_rate_` likewise.
+            Some((self.s / xrate).max(self.min_interval_secs()))
         } else {
             None
         }
@@ -601,6 +652,7 @@ impl Sender {
             backlog: self.backlog,
             sent_since_nfb: self.sent_since_nfb,
             protected: false,
+            last_sent: self.last_sent,
         };
         let h = self.poll_transmit_inner(now);
         self.last_emit = h.map(|h| Emitted {
@@ -616,6 +668,10 @@ impl Sender {
         }
         if !self.has_data() {
             self.idle_tick(now);
+            return None;
+        }
+        // RFC 4828 §3: "TFRC-SP enforces a Min Interval between packets of 10 ms".
+        if self.min_interval_floor().is_some_and(|t| now < t) {
             return None;
         }
         if self.immediate > 0 {
@@ -697,6 +753,7 @@ impl Sender {
         }
         self.packets_sent = self.packets_sent.saturating_add(1);
         self.sent_since_nfb = true;
+        self.last_sent = Some(now);
         self.backlogged.note(now, self.has_data());
         h
     }
@@ -706,26 +763,33 @@ impl Sender {
         if self.life != Lifecycle::Running {
             return None;
         }
-        let mut t = self.nfb_at;
-        let mut consider = |c: Option<Time>| {
-            if let Some(c) = c {
-                t = Some(t.map_or(c, |t| t.min(c)));
-            }
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
         };
-        if self.has_data() && self.immediate > 0 {
-            consider(Some(self.immediate_since));
+        let data = self.has_data();
+        // A packet's send time, and NS-2's send-timer tick, which runs with or without data
+        // (without, it marks the sender data-limited).
+        let mut send = None;
+        let mut tick = None;
+        if data && self.immediate > 0 {
+            send = Some(self.immediate_since);
         }
         match self.pacer {
             Pacer::Nominal { last } => {
-                if self.has_data() {
+                if data {
                     let next = self.next_nominal(last).unwrap_or(Time::ZERO);
-                    consider(Some(next.saturating_sub(self.t_delta())));
+                    send = earliest(send, Some(next.saturating_sub(self.t_delta())));
                 }
             }
-            // NS-2's send timer runs with or without data (it marks the sender data-limited).
-            Pacer::Timer { at, .. } => consider(at),
+            Pacer::Timer { at, .. } if data => send = earliest(send, at),
+            Pacer::Timer { at, .. } => tick = at,
         }
-        t
+        if let (Some(t), Some(floor)) = (send, self.min_interval_floor()) {
+            send = Some(t.max(floor));
+        }
+        earliest(earliest(self.nfb_at, send), tick)
     }
 
     // ----- timers --------------------------------------------------------------------------
@@ -784,7 +848,11 @@ impl Sender {
                 self.x = (self.x / 2.0).max(min_rate);
             }
         } else {
-            let recover_rate = self.initial_rate();
+            // Faster Restart §3.2: "this document sets recover_rate to twice the initial_rate".
+            let recover_rate = match r.restart {
+                Restart::Rfc5348 => self.initial_rate(),
+                Restart::Faster { .. } => 2.0 * self.initial_rate(),
+            };
             let x_bps = self.equation_rate();
             if idle
                 && ((self.p > 0.0 && x_recv < recover_rate)
@@ -882,6 +950,11 @@ impl Sender {
         let first = self.feedbacks == 0;
         self.feedbacks = self.feedbacks.saturating_add(1);
         let p_before = self.p;
+        self.j = if fb.lost_per_event.is_finite() && fb.lost_per_event >= 1.0 {
+            fb.lost_per_event
+        } else {
+            1.0
+        };
         if let (BacklogRule::Veno(v), Some(sample)) = (&self.cfg.backlog, sample) {
             self.veno.on_feedback(v, sample, x_recv, self.s);
         }
@@ -970,6 +1043,9 @@ impl Sender {
         let t_new = fb.timestamp_echo;
         let t_old = t_new.saturating_sub(duration_from_secs_f64(rr));
         let limited_interval = !self.backlogged.any_within(t_old, t_new);
+        if let Restart::Faster { decay } = r.restart {
+            self.faster_restart_update(now, decay, x_recv, p > p_prev);
+        }
         if first && !self.handshake_rtt {
             // §4.2: "Upon receiving the first round-trip time measurement … tld is set to the
             // current time, and the allowed transmit rate, X, is set to the initial_rate".
@@ -1004,11 +1080,11 @@ impl Sender {
                     self.max_x_recv()
                 } else {
                     self.maximize_x_recv_set(now, x_recv);
-                    2.0 * self.max_x_recv()
+                    self.faster_limit(r, 2.0 * self.max_x_recv())
                 }
             } else {
                 self.update_x_recv_set(now, x_recv, rr, r.x_recv_set_len);
-                2.0 * self.max_x_recv()
+                self.faster_limit(r, 2.0 * self.max_x_recv())
             };
             if p > 0.0 {
                 // "X = max(min(X_Bps, recv_limit), s/t_mbi);"
@@ -1020,6 +1096,44 @@ impl Sender {
             }
         }
         self.x_calc = if p > 0.0 { self.equation_rate() } else { 0.0 };
+    }
+
+    /// Faster Restart §3.1, "Interpolate X_fast_max" then "Update X_active_recv and X_fast_max",
+    /// run on every feedback. A feedback indicates a loss or mark when it or the previous one
+    /// reported a higher p (the draft's inference for feedback that reports p only).
+    fn faster_restart_update(&mut self, now: Time, decay: Duration, x_recv: f64, increase: bool) {
+        let f = &mut self.faster;
+        // "If at most DecayTime has elapsed since the last update of X_active_recv … X_fast_max
+        // is set to X_active_recv. If 3*DecayTime or more has elapsed, X_fast_max is set to
+        // zero. Linear interpolation is used between these extremes." (The draft's pseudo-code
+        // divides by 2 minutes with 6-minute bounds, which gives F = 2 right after an update;
+        // the prose is followed: F = (3D − clamp(ΔT, D, 3D))/(2D), `docs/variants.md`.)
+        let d = decay.as_secs_f64();
+        let dt = now.saturating_since(f.t_active_recv).as_secs_f64();
+        let factor = (3.0 * d - dt.clamp(d, 3.0 * d)) / (2.0 * d);
+        f.x_fast_max = factor * f.x_active_recv;
+        let loss = increase || f.prev_increase;
+        f.prev_increase = increase;
+        if !loss && x_recv >= f.x_fast_max {
+            f.x_active_recv = x_recv;
+            f.x_fast_max = x_recv;
+            f.t_active_recv = now;
+        } else if loss && x_recv < f.x_fast_max {
+            f.x_active_recv = x_recv / 2.0;
+            f.x_fast_max = x_recv / 2.0;
+            f.t_active_recv = now;
+        }
+    }
+
+    /// Faster Restart: "If (recv_limit < X_fast_max) recv_limit = min (2*recv_limit,
+    /// X_fast_max);" (RFC 5348's recv_limit otherwise).
+    fn faster_limit(&self, r: Rfc5348Rules, recv_limit: f64) -> f64 {
+        match r.restart {
+            Restart::Faster { .. } if recv_limit < self.faster.x_fast_max => {
+                (2.0 * recv_limit).min(self.faster.x_fast_max)
+            }
+            _ => recv_limit,
+        }
     }
 
     /// Re-stamp X_recv_set's initial Infinity, if still there, at the first RTT measurement.
@@ -1265,6 +1379,7 @@ impl Sender {
             self.backlog = e.backlog;
         }
         self.sent_since_nfb = e.sent_since_nfb;
+        self.last_sent = e.last_sent;
         self.packets_sent = self.packets_sent.saturating_sub(1);
         if e.protected {
             self.protected_sent = self.protected_sent.saturating_sub(1);
@@ -1408,6 +1523,8 @@ impl Sender {
             random_losses: self.veno.random(),
             nofeedback_at: self.nfb_at,
             rtt_samples_refused: self.rtt_samples_refused,
+            x_fast_max: self.faster.x_fast_max,
+            lost_per_event: self.j,
         }
     }
 }
@@ -1457,6 +1574,7 @@ mod test_support {
             highest_seq: 0,
             hops: None,
             link_errors: 0,
+            lost_per_event: 1.0,
         }
     }
 }

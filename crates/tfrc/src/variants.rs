@@ -26,8 +26,13 @@ use crate::gaimd::{
     combined_random_equation, simd_equation, simd_tcp_friendly_a, BacklogRule, GrowthCap, SimdCut,
     VenoRule,
 };
-use crate::loss_history::IntervalTransform;
-use crate::profile::{ConfigError, LossClassifier, Profile};
+use core::time::Duration;
+
+use crate::equation::EquationForm;
+use crate::loss_history::{IntervalTransform, ShortIntervals, ShortLossCount};
+use crate::profile::{
+    ConfigError, LossClassifier, LossMultiplicity, Profile, RateControl, Restart, SegmentPolicy,
+};
 use crate::rtt::{AdaptiveRtt, LinkErrorRto, LinkErrorSource, RttEstimator, SpikeThreshold};
 use crate::ttl::{AdaptiveTtl, ProtectPolicy, TtlPolicy};
 
@@ -38,6 +43,15 @@ Information 8(4), 2017";
 /// Seed 002's citation.
 pub const SEED_002: &str = "seed 002: Xu, Chu, Wu & Meng, \"An Improved TFRC Scheme for \
 Wired/Wireless Hybrid Networks\", Information Technology Journal";
+/// RFC 4828's citation (TFRC-SP).
+pub const RFC_4828: &str = "RFC 4828: Floyd & Kohler, \"TCP Friendly Rate Control (TFRC): The \
+Small-Packet (SP) Variant\", April 2007 (Experimental)";
+/// Faster Restart's citation.
+pub const FASTER_RESTART_06: &str = "draft-ietf-dccp-tfrc-faster-restart-06: Kohler, Floyd & \
+Sathiaseelan, \"Faster Restart for TCP Friendly Rate Control (TFRC)\", July 2008";
+/// MulTFRC's citation.
+pub const MULTFRC_01: &str = "draft-irtf-iccrg-multfrc-01: Welzl, Damjanovic & Gjessing, \
+\"MulTFRC: TFRC with weighted fairness\", July 2010";
 /// Seed 003's citation.
 pub const SEED_003: &str = "seed 003: Ishak, \"Performance Comparison and Analysis of \
 TCP-Friendly Rate Control (TFRC) over the Network\", MSc thesis (front matter only)";
@@ -75,6 +89,12 @@ pub enum Variant {
     VenoSimd055,
     /// V3 `veno-simd-090`.
     VenoSimd090,
+    /// RFC 4828 `tfrc-sp`.
+    TfrcSp,
+    /// draft-ietf-dccp-tfrc-faster-restart-06 `faster-restart`.
+    FasterRestart,
+    /// draft-irtf-iccrg-multfrc-01 `multfrc`.
+    MulTfrc,
 }
 
 /// The admissible values of a parameter.
@@ -181,9 +201,11 @@ pub struct VariantInfo {
     pub variant: Variant,
     /// Kebab-case name.
     pub name: &'static str,
-    /// Short label used in the seed papers' discussion (E1…E6, V0…V3, seed 002).
+    /// Short label used in the seed papers' discussion (E1…E6, V0…V3, seed 002), or the
+    /// document's short name (RFC 4828, FR-06, MulTFRC-01).
     pub label: &'static str,
-    /// The paper (one of [`SEED_000`], [`SEED_002`], [`SEED_003`]).
+    /// The paper or specification (one of [`SEED_000`], [`SEED_002`], [`SEED_003`],
+    /// [`RFC_4828`], [`FASTER_RESTART_06`], [`MULTFRC_01`]).
     pub paper: &'static str,
     /// Section and equation numbers in the paper.
     pub equations: &'static str,
@@ -414,6 +436,66 @@ const COMBINED_090: &[Param] = &[
     P_KTO_RANDOM,
 ];
 
+const TFRC_SP: &[Param] = &[
+    Param {
+        name: "nominal_segment",
+        default: Some(1460.0),
+        range: ParamRange::int(1.0, 65535.0),
+        meaning: "nominal segment size s of the equation in bytes (RFC 4828: 1460, or the \
+                  path's MSS if known and smaller)",
+    },
+    Param {
+        name: "header",
+        default: Some(40.0),
+        range: ParamRange::int(0.0, 65535.0),
+        meaning: "H, header bytes per packet: the rate is multiplied by s/(s + H) \
+                  (RFC 4828: 40)",
+    },
+    Param {
+        name: "min_interval",
+        default: Some(0.010),
+        range: ParamRange::closed(0.0, 60.0),
+        meaning: "Min Interval between data packets in seconds (RFC 4828: 10 ms)",
+    },
+    Param {
+        name: "counting",
+        default: Some(0.0),
+        range: ParamRange::FLAG,
+        meaning: "losses in a short interval: 0 = all (RFC 4828 §3), 1 = gradual \
+                  (Appendix C)",
+    },
+    Param {
+        name: "short_rtts",
+        default: None,
+        range: ParamRange::open(0.0, 64.0),
+        meaning: "an interval is short when it lasts at most this many RTTs; default 2 \
+                  (RFC 4828 §3), 3 with counting = 1 (Appendix C)",
+    },
+    Param {
+        name: "exclude_open",
+        default: Some(1.0),
+        range: ParamRange::FLAG,
+        meaning: "1: a short current interval I_0 stays out of the average (RFC 4828 §3); \
+                  0: it counts its losses like a closed one",
+    },
+];
+
+const FASTER_RESTART: &[Param] = &[Param {
+    name: "decay_time",
+    default: Some(120.0),
+    range: ParamRange::closed(1e-3, 86_400.0),
+    meaning: "DecayTime in seconds: X_fast_max is the full old rate for this long, then decays \
+              linearly to zero at 3 x DecayTime (draft default: 2 minutes)",
+}];
+
+const MULTFRC: &[Param] = &[Param {
+    name: "n",
+    default: Some(1.0),
+    range: ParamRange::closed(1e-3, 1e6),
+    meaning: "N, the number of TFRC flows emulated (any positive real; below 1 less \
+              aggressive than one TFRC)",
+}];
+
 const INFOS: &[VariantInfo] = &[
     VariantInfo {
         variant: Variant::AdaptiveRtt,
@@ -575,11 +657,47 @@ const INFOS: &[VariantInfo] = &[
         params: COMBINED_090,
         reconstruction: true,
     },
+    VariantInfo {
+        variant: Variant::TfrcSp,
+        name: "tfrc-sp",
+        label: "RFC 4828",
+        paper: RFC_4828,
+        equations: "§3 (nominal segment, header correction, short loss intervals, Min \
+                    Interval), Appendix C",
+        summary: "TFRC for small packets: the equation with a 1460-byte segment times s/(s + H), \
+                  losses counted in intervals of at most 2 RTTs, at most one packet per 10 ms",
+        params: TFRC_SP,
+        reconstruction: false,
+    },
+    VariantInfo {
+        variant: Variant::FasterRestart,
+        name: "faster-restart",
+        label: "FR-06",
+        paper: FASTER_RESTART_06,
+        equations: "§3.1 (X_active_recv, X_fast_max, recv_limit), §3.2 (recover_rate)",
+        summary: "after idle, not below twice the initial rate, and quadruple per RTT up to the \
+                  last loss-free receive rate (decaying over DecayTime); rfc5348 rate control \
+                  only",
+        params: FASTER_RESTART,
+        reconstruction: false,
+    },
+    VariantInfo {
+        variant: Variant::MulTfrc,
+        name: "multfrc",
+        label: "MulTFRC-01",
+        paper: MULTFRC_01,
+        equations: "§2 equation X(N, j); j, packets lost per loss event, reported by the \
+                    receiver",
+        summary: "the rate of N TFRC flows in one: MulTFRC's equation with the receiver's \
+                  weighted mean of packets lost per loss event",
+        params: MULTFRC,
+        reconstruction: true,
+    },
 ];
 
 impl Variant {
     /// Every variant, in catalogue order.
-    pub const ALL: [Variant; 15] = [
+    pub const ALL: [Variant; 18] = [
         Variant::AdaptiveRtt,
         Variant::RtoLinkError,
         Variant::AliCiReplace,
@@ -595,6 +713,9 @@ impl Variant {
         Variant::Simd,
         Variant::VenoSimd055,
         Variant::VenoSimd090,
+        Variant::TfrcSp,
+        Variant::FasterRestart,
+        Variant::MulTfrc,
     ];
 
     /// The catalogue entry.
@@ -627,7 +748,10 @@ impl Variant {
             | Variant::Veno
             | Variant::Simd
             | Variant::VenoSimd055
-            | Variant::VenoSimd090 => "the throughput equation",
+            | Variant::VenoSimd090
+            | Variant::MulTfrc => "the throughput equation",
+            Variant::TfrcSp => "the segment size of the equation",
+            Variant::FasterRestart => "the restart rule",
         }
     }
 
@@ -998,6 +1122,50 @@ fn set(p: &mut Profile, r: &Resolved, owd: bool, veno: bool) -> Result<(), Varia
             if r.flag("cap") {
                 s.growth_cap = GrowthCap::Simd { a };
             }
+        }
+        Variant::TfrcSp => {
+            let nominal = r.num("nominal_segment") as u32;
+            let header = r.num("header") as u32;
+            let segment = SegmentPolicy::Nominal { nominal, header };
+            s.segment = segment;
+            let mi = r.num("min_interval");
+            s.min_interval = (mi > 0.0).then(|| Duration::from_secs_f64(mi));
+            let gradual = r.flag("counting");
+            let rtts = r
+                .get("short_rtts")
+                .unwrap_or(if gradual { 3.0 } else { 2.0 });
+            p.receiver.averaging.short_intervals = ShortIntervals::Rfc4828 {
+                rtts,
+                counting: if gradual {
+                    ShortLossCount::Gradual
+                } else {
+                    ShortLossCount::All
+                },
+                exclude_open: r.flag("exclude_open"),
+            };
+            // RFC 4828 §2: the first loss interval is computed "using the segment size of 1460
+            // bytes"; the receiver inverts the same rate function as the sender.
+            p.receiver.first_interval.segment = segment;
+        }
+        Variant::FasterRestart => {
+            let RateControl::Rfc5348(rules) = &mut s.rate_control else {
+                return Err(VariantError::Requires {
+                    variant: r.variant.name(),
+                    needs: "RFC 5348 rate control (the rfc5348 profile): Faster Restart \
+                            rewrites RFC 5348 §4.3 step 4 and §4.4, which NS-2's rules do not \
+                            have",
+                });
+            };
+            rules.restart = Restart::Faster {
+                decay: Duration::from_secs_f64(r.num("decay_time")),
+            };
+        }
+        Variant::MulTfrc => {
+            let form = EquationForm::MulTfrc { n: r.num("n") };
+            s.equation.form = form;
+            // The receiver's §6.3.1 inversion uses the same N-flow equation (with j = 1).
+            p.receiver.first_interval.equation.form = form;
+            p.receiver.loss_multiplicity = LossMultiplicity::WeightedMean;
         }
         Variant::VenoSimd055 | Variant::VenoSimd090 => {
             let cut = if r.flag("cut_is_beta") {

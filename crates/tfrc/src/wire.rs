@@ -259,6 +259,8 @@ pub fn decode_feedback(b: &[u8]) -> Result<Feedback, WireError> {
         p,
         hops,
         link_errors: u32_at(b, 40),
+        // Version 2 has no field for MulTFRC's j (`docs/wire-format.md`).
+        lost_per_event: 1.0,
     })
 }
 
@@ -286,7 +288,7 @@ mod tests {
                       link_errors in any::<u32>())
                       -> Feedback {
             Feedback { timestamp_echo: Time::from_nanos(echo), elapsed, x_recv: x, p,
-                       highest_seq: seq, hops, link_errors }
+                       highest_seq: seq, hops, link_errors, lost_per_event: 1.0 }
         }
     }
 
@@ -348,6 +350,7 @@ mod tests {
             highest_seq: 9,
             hops: None,
             link_errors: 3,
+            lost_per_event: 1.0,
         };
         let good = encode_feedback(&fb);
         assert_eq!(decode(&[]), Err(WireError::Truncated { needed: 2, got: 0 }));

@@ -42,10 +42,26 @@ fn profiles() -> Vec<Profile> {
         "general-equation:alpha=0.01,gamma=0.99,k_to=0",
         "adaptive-ttl:ttl_min=1,ttl_max=1",
     ]));
+    sets.push(parse(&[
+        "tfrc-sp:counting=1,exclude_open=0,min_interval=0,header=0",
+        "multfrc:n=0.5",
+        "ali-ci-replace",
+    ]));
+    sets.push(parse(&[
+        "tfrc-sp:nominal_segment=1,short_rtts=0.01",
+        "multfrc:n=20",
+        "faster-restart:decay_time=0.001",
+    ]));
     let mut out = Vec::new();
     for base in [Profile::rfc5348(), Profile::ns2()] {
         for set in &sets {
-            out.push(variants::apply(base, set).expect("valid variant set"));
+            match variants::apply(base, set) {
+                Ok(p) => out.push(p),
+                // Faster Restart needs RFC 5348 rate control.
+                Err(variants::VariantError::Requires { variant, .. })
+                    if variant == "faster-restart" && base.kind == tfrc::ProfileKind::Ns2 => {}
+                Err(e) => panic!("{set:?}: {e}"),
+            }
         }
     }
     out
@@ -88,6 +104,7 @@ enum SenderOp {
         p: f64,
         hops: Option<u8>,
         link_errors: u32,
+        lost_per_event: f64,
     },
     TtlExceeded(u8),
 }
@@ -107,18 +124,22 @@ fn sender_op() -> impl Strategy<Value = SenderOp> {
             weird_f64(),
             weird_f64(),
             proptest::option::of(any::<u8>()),
-            prop_oneof![Just(0u32), any::<u32>()]
+            prop_oneof![Just(0u32), any::<u32>()],
+            prop_oneof![Just(1.0), weird_f64()]
         )
-            .prop_map(|(echo_back, elapsed, x_recv, p, hops, link_errors)| {
-                SenderOp::Feedback {
-                    echo_back,
-                    elapsed,
-                    x_recv,
-                    p,
-                    hops,
-                    link_errors,
-                }
-            }),
+            .prop_map(
+                |(echo_back, elapsed, x_recv, p, hops, link_errors, lost_per_event)| {
+                    SenderOp::Feedback {
+                        echo_back,
+                        elapsed,
+                        x_recv,
+                        p,
+                        hops,
+                        link_errors,
+                        lost_per_event,
+                    }
+                },
+            ),
         any::<u8>().prop_map(SenderOp::TtlExceeded),
     ]
 }
@@ -207,6 +228,11 @@ fn check_feedback(f: &Feedback) -> Result<(), TestCaseError> {
         f.x_recv
     );
     prop_assert!((0.0..=1.0).contains(&f.p), "p = {}", f.p);
+    prop_assert!(
+        f.lost_per_event.is_finite() && f.lost_per_event >= 1.0,
+        "j = {}",
+        f.lost_per_event
+    );
     // Every feedback the receiver produces is encodable and decodes to itself (up to the µs
     // resolution of t_delay).
     let back = wire::decode_feedback(&wire::encode_feedback(f)).unwrap();
@@ -223,6 +249,7 @@ proptest! {
         let profile = all[which.index(all.len())];
         let mut s = Sender::new(profile.sender).unwrap();
         let mut now = Time::ZERO;
+        let mut last_sent: Option<Time> = None;
         for op in ops {
             match op {
                 SenderOp::Advance(d) => now += Duration::from_nanos(d),
@@ -231,12 +258,23 @@ proptest! {
                 SenderOp::Timeout => s.on_timeout(now),
                 SenderOp::Transmit => {
                     for _ in 0..1000 {
-                        if s.poll_transmit(now).is_none() {
-                            break;
+                        let Some(h) = s.poll_transmit(now) else { break };
+                        // RFC 4828 §3: no two data packets closer than the Min Interval.
+                        if let (Some(mi), Some(last)) = (profile.sender.min_interval, last_sent) {
+                            prop_assert!(h.timestamp >= last + mi, "{:?} after {:?}", h.timestamp, last);
                         }
+                        last_sent = Some(h.timestamp);
                     }
                 }
-                SenderOp::Feedback { echo_back, elapsed, x_recv, p, hops, link_errors } => {
+                SenderOp::Feedback {
+                    echo_back,
+                    elapsed,
+                    x_recv,
+                    p,
+                    hops,
+                    link_errors,
+                    lost_per_event,
+                } => {
                     let fb = Feedback {
                         timestamp_echo: now - Duration::from_nanos(echo_back),
                         elapsed,
@@ -245,6 +283,7 @@ proptest! {
                         highest_seq: 0,
                         hops,
                         link_errors,
+                        lost_per_event,
                     };
                     s.on_feedback(now, &fb);
                 }

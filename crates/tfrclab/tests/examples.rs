@@ -150,7 +150,7 @@ fn link_failure_reroutes() {
 /// A minimal valid scenario whose sections the key probes below extend.
 const PROBE: &str = r#"
 name = "probe"
-duration = 1
+duration = "1s"
 
 [[links]]
 from = "a"
@@ -180,7 +180,7 @@ from = "a"
 to = "b"
 
 [[events]]
-at = 0.5
+at = "0.5s"
 action = "down"
 link = "a-b"
 "#;

@@ -178,7 +178,7 @@ impl Trace {
 fn cbr_flows_send_rate_times_time_over_size_with_identity_ids() {
     let toml = r#"
 name = "cbr"
-duration = 10
+duration = "10s"
 seed = 3
 [[links]]
 from = "a"
@@ -197,8 +197,8 @@ from = "a"
 to = "b"
 packet_size = 500
 rate = "1Mbps"
-start = 1
-stop = 9
+start = "1s"
+stop = "9s"
 [[flows]]
 name = "ba"
 kind = "udp"
@@ -242,7 +242,7 @@ fn tcp_variants_windows_acks_and_stop() {
     // A fat pipe with a 200 ms RTT, so that the window alone limits each flow.
     let toml = r#"
 name = "tcp"
-duration = 10
+duration = "10s"
 [[links]]
 from = "a"
 to = "b"
@@ -271,7 +271,7 @@ variant = "reno"
 from = "a"
 to = "b"
 window = 16
-stop = 5
+stop = "5s"
 "#;
     let (script, tr) = simulate("tcp", toml);
     assert!(script.contains("set src(0) [new Agent/TCP]\n"));
@@ -322,7 +322,7 @@ fn tfrc_is_rate_limited_by_app_rate_and_feedback_carries_the_fid() {
     // Two separate paths, so that the unlimited flow cannot disturb the limited one.
     let toml = r#"
 name = "tfrc"
-duration = 20
+duration = "20s"
 [[links]]
 from = "a"
 to = "b"
@@ -399,7 +399,7 @@ fn overload(queue: &str, limit: u32, red: &str) -> String {
     format!(
         r#"
 name = "overload"
-duration = 20
+duration = "20s"
 [[links]]
 from = "a"
 to = "r"
@@ -468,7 +468,7 @@ fn lossy(model: &str, seed: u64) -> String {
     format!(
         r#"
 name = "lossy"
-duration = 10
+duration = "10s"
 seed = {seed}
 [[links]]
 from = "a"
@@ -551,7 +551,7 @@ fn link_down_moves_traffic_to_the_longer_path_and_back() {
     // a - r1 - r2 - b, with a detour r1 - x - r2.
     let toml = r#"
 name = "reroute"
-duration = 6
+duration = "6s"
 [[links]]
 from = "a"
 to = "r1"
@@ -590,11 +590,11 @@ at = 0
 action = "down"
 link = "main"
 [[events]]
-at = 2
+at = "2s"
 action = "up"
 link = "main"
 [[events]]
-at = 4
+at = "4s"
 action = "down"
 link = "main"
 "#;
@@ -635,7 +635,7 @@ link = "main"
 fn dumbbell_generator_with_every_flow_kind_runs() {
     let toml = r#"
 name = "dumbbell"
-duration = 10
+duration = "10s"
 seed = 11
 [topology]
 kind = "dumbbell"
@@ -668,8 +668,8 @@ kind = "udp"
 from = "s2"
 to = "d2"
 rate = "500kbps"
-start = 2
-stop = 8
+start = "2s"
+stop = "8s"
 "#;
     let scenario = Scenario::parse("dumbbell.toml", toml).unwrap();
     let id = |name: &str| scenario.node_index(name).unwrap() as u32;
@@ -705,7 +705,7 @@ fn tfrclab(args: &[&str], dir: &Path) -> std::process::Output {
 
 const SMALL: &str = r#"
 name = "small net"
-duration = 2
+duration = "2s"
 [[links]]
 from = "a"
 to = "b"

@@ -505,16 +505,16 @@ fn bad_values_are_rejected_before_anything_runs() {
             "sweep",
             "s.toml",
             "--set",
-            "flows.udp1.start=1,50",
+            "flows.udp1.start=1s,50s",
             "--set",
-            "duration=20,100",
+            "duration=20s,100s",
             "--out",
             "res",
         ],
         d,
     );
     assert!(
-        err.contains("grid point 3 of 4 (flows.udp1.start=50, duration=20):"),
+        err.contains("grid point 3 of 4 (flows.udp1.start=50s, duration=20s):"),
         "{err}"
     );
     assert_eq!(err.matches("error:").count(), 1, "{err}");
@@ -627,7 +627,7 @@ fn variant_metrics_are_swept() {
             "sweep",
             example.to_str().unwrap(),
             "--set",
-            "duration=5,8",
+            "duration=5s,8s",
             "--seeds",
             "2",
             "--out",

@@ -257,7 +257,7 @@ fn bad_scenarios_exit_2_naming_the_problem() {
     let jitter = scratch.join("jitter.toml");
     std::fs::write(
         &jitter,
-        text_ok.replace("[validate]", "[validate]\nstart_jitter = 200"),
+        text_ok.replace("[validate]", "[validate]\nstart_jitter = \"200s\""),
     )
     .unwrap();
     let o = tfrclab(&["validate", &jitter, "--out", &scratch.join("out")]);

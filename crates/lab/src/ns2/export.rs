@@ -465,15 +465,15 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 app_rate_bps,
                 variants,
             } => {
-                // Seed-paper variants are policies of tfrclab's TFRC core; NS-2.35's
-                // Agent/TFRC has none of them.
+                // The variants are policies of tfrclab's TFRC core; NS-2.35's Agent/TFRC has
+                // none of them as specified.
                 for v in variants {
                     bad(
                         item.clone(),
                         format!(
-                            "uses TFRC variant \"{}\"; NS-2.35's Agent/TFRC implements none \
-                             of the seed-paper variants (docs/variants.md)",
-                            crate::summary::variants::choice_text(v)
+                            "uses TFRC variant \"{}\"; {}",
+                            crate::summary::variants::choice_text(v),
+                            ns2_lacks(v)
                         ),
                         "remove it from `variants` for NS-2 cross-validation",
                     );
@@ -1223,6 +1223,29 @@ impl<'a> Writer<'a> {
         }
         self.line(format!("$ns at {} \"finish\"", secs(self.s.duration)));
         self.line("$ns run");
+    }
+}
+
+/// Why NS-2.35 cannot run TFRC variant `v`.
+fn ns2_lacks(v: &tfrc::variants::VariantChoice) -> &'static str {
+    use tfrc::variants::Variant;
+    match v.name.parse::<Variant>() {
+        Ok(Variant::TfrcSp) => {
+            "NS-2.35's Agent/TFRC has a `voip_` mode, TFRC-SP's ancestor, but not RFC 4828: its \
+             `ShortIntervals_` modes keep a short current interval (1), cap the losses counted \
+             at fsize_/size (2) or count them gradually (3, Appendix C), its H is the 32-byte \
+             `headersize_` that is also added to every packet, and its first loss interval \
+             leaves out the header correction (docs/rfc4828-conformance.md)"
+        }
+        Ok(Variant::FasterRestart) => {
+            "NS-2.35's Agent/TFRC has no Faster Restart, nor the RFC 5348 rate control it \
+             modifies (docs/variants.md)"
+        }
+        Ok(Variant::MulTfrc) => {
+            "NS-2.35's Agent/TFRC has no MulTFRC (its authors' NS-2 patch is not part of the \
+             release; docs/variants.md)"
+        }
+        _ => "NS-2.35's Agent/TFRC implements none of the seed-paper variants (docs/variants.md)",
     }
 }
 

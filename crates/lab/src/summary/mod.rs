@@ -474,6 +474,97 @@ pub fn flows_csv_record(f: &FlowMetrics) -> Vec<String> {
     rec
 }
 
+/// Rows of `rows` as a CSV file, one column per field: nested objects flattened into
+/// `key_field` columns (drops by cause into `dropped_<cause>`, as in `flows.csv`), lists of
+/// values joined by spaces, absent and null values empty. The header is `lead`, then every
+/// other column in name order.
+pub fn write_rows_csv<T: Serialize>(path: &Path, rows: &[T], lead: &[&str]) -> anyhow::Result<()> {
+    use serde_json::Value;
+    /// Column names interned: a row is (column id, text) pairs, so that 10⁵ rows do not
+    /// allocate 10⁶ copies of the same names.
+    #[derive(Default)]
+    struct Columns {
+        ids: std::collections::HashMap<String, usize>,
+        names: Vec<String>,
+        key: String,
+    }
+    impl Columns {
+        fn id(&mut self) -> usize {
+            if let Some(&i) = self.ids.get(self.key.as_str()) {
+                return i;
+            }
+            self.names.push(self.key.clone());
+            self.ids.insert(self.key.clone(), self.names.len() - 1);
+            self.names.len() - 1
+        }
+    }
+    fn flatten(c: &mut Columns, v: &Value, out: &mut Vec<(usize, String)>) {
+        match v {
+            Value::Object(m) => {
+                let len = c.key.len();
+                for (k, x) in m {
+                    c.key.truncate(len);
+                    match (len, k.as_str()) {
+                        (0, "dropped_by_cause") => c.key.push_str("dropped"),
+                        (0, _) => c.key.push_str(k),
+                        _ => {
+                            c.key.push('_');
+                            c.key.push_str(k);
+                        }
+                    }
+                    flatten(c, x, out);
+                }
+                c.key.truncate(len);
+            }
+            Value::Array(a) => {
+                let text: Vec<String> = a
+                    .iter()
+                    .map(|x| match x {
+                        Value::String(t) => t.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                out.push((c.id(), text.join(" ")));
+            }
+            Value::Null => out.push((c.id(), String::new())),
+            Value::String(t) => out.push((c.id(), t.clone())),
+            other => out.push((c.id(), other.to_string())),
+        }
+    }
+    let mut c = Columns::default();
+    for l in lead {
+        c.key = l.to_string();
+        c.id();
+    }
+    c.key.clear();
+    let mut flat = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut cells = Vec::new();
+        flatten(&mut c, &serde_json::to_value(r)?, &mut cells);
+        flat.push(cells);
+    }
+    // Lead columns first, the others in name order.
+    let mut order: Vec<usize> = (lead.len()..c.names.len()).collect();
+    order.sort_by(|&a, &b| c.names[a].cmp(&c.names[b]));
+    let order: Vec<usize> = (0..lead.len()).chain(order).collect();
+    let mut pos = vec![0; order.len()];
+    for (p, &id) in order.iter().enumerate() {
+        pos[id] = p;
+    }
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(order.iter().map(|&id| &c.names[id]))?;
+    let mut rec = vec![String::new(); order.len()];
+    for cells in flat {
+        rec.iter_mut().for_each(String::clear);
+        for (id, v) in cells {
+            rec[pos[id]] = v;
+        }
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 /// `timeseries.csv`.
 pub fn write_timeseries_csv(path: &Path, rows: &[SeriesRow]) -> anyhow::Result<()> {
     let mut w = csv::Writer::from_path(path)?;
@@ -484,13 +575,292 @@ pub fn write_timeseries_csv(path: &Path, rows: &[SeriesRow]) -> anyhow::Result<(
     Ok(())
 }
 
-/// `summary.json`, pretty-printed.
+/// Entries `summary.json` keeps of each per-flow or per-link list (`flows`, `links`,
+/// `accounting`, `tfrc`, `fairness.friendliness`); a run with more keeps the first ones there,
+/// says so in `rows_cut`, and has every entry in the list's CSV file.
+pub const JSON_ROWS: usize = 1_000;
+
+/// The data files of a run, written into `out`: `summary.json`, and every per-flow and
+/// per-link list of it whole as CSV: `flows.csv`, `links.csv`, `accounting.csv`, `tfrc.csv`,
+/// `friendliness.csv`; and `timeseries.csv`. (What `tfrclab run` and the library's
+/// `RunResult::write` write besides the report.)
+pub fn write_data_files(
+    out: &crate::output::OutputDir,
+    s: &Summary,
+    rows: &[SeriesRow],
+) -> anyhow::Result<()> {
+    write_summary_json(&out.path("summary.json"), s)?;
+    write_flows_csv(&out.path("flows.csv"), &s.flows)?;
+    write_rows_csv(
+        &out.path("links.csv"),
+        &s.links,
+        &["name", "direction", "from", "to"],
+    )?;
+    write_rows_csv(
+        &out.path("accounting.csv"),
+        &s.accounting,
+        &["flow", "direction"],
+    )?;
+    write_rows_csv(
+        &out.path("tfrc.csv"),
+        &s.tfrc,
+        &["flow", "profile", "variants"],
+    )?;
+    write_rows_csv(
+        &out.path("friendliness.csv"),
+        &s.fairness.friendliness,
+        &[
+            "flow",
+            "bottleneck",
+            "ratio",
+            "same_rtt_ratio",
+            "aggregate_ratio",
+        ],
+    )?;
+    write_timeseries_csv(&out.path("timeseries.csv"), rows)
+}
+
+/// The CSV files [`write_data_files`] writes, with what each holds.
+pub const DATA_FILES: [(&str, &str); 7] = [
+    ("summary.json", "summary.json: every number of this report"),
+    ("flows.csv", "flows.csv: per flow"),
+    ("links.csv", "links.csv: per link direction"),
+    (
+        "accounting.csv",
+        "accounting.csv: packet accounting per flow and direction",
+    ),
+    (
+        "tfrc.csv",
+        "tfrc.csv: TFRC flows' final state and variant counters",
+    ),
+    (
+        "friendliness.csv",
+        "friendliness.csv: each TFRC flow against TCP",
+    ),
+    (
+        "timeseries.csv",
+        "timeseries.csv: every time series of the charts",
+    ),
+];
+
+/// What `summary.json` says of a list it cut: how many entries the run has and where they are.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowsCut {
+    /// Entries in the run.
+    pub total: usize,
+    /// The file holding every one.
+    pub file: String,
+}
+
+/// `summary.json`: indented, each object inside an array on one line (a flow, a link
+/// direction, an account), so that it stays readable and greppable, and about a third the size
+/// of fully indented JSON for runs with many flows.
+///
+/// Lists longer than [`JSON_ROWS`] keep their first entries, and `rows_cut` names each list
+/// cut with its length and CSV file: a 10⁵-flow run's summary would otherwise be 200 MB.
 pub fn write_summary_json(path: &Path, s: &Summary) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Cut<'a> {
+        #[serde(flatten)]
+        summary: &'a Summary,
+        rows_cut: BTreeMap<&'static str, RowsCut>,
+    }
     // Buffered: the serialiser writes token by token, a system call each unbuffered
     // (2.2 million of them, 1.6 s, for a 2,000-flow summary).
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    serde_json::to_writer_pretty(&mut f, s)?;
+    let mut ser = serde_json::Serializer::with_formatter(&mut f, RowsFormatter::default());
+    let mut rows_cut = BTreeMap::new();
+    let mut note = |name: &'static str, total: usize, file: &str| {
+        if total > JSON_ROWS {
+            rows_cut.insert(
+                name,
+                RowsCut {
+                    total,
+                    file: file.into(),
+                },
+            );
+        }
+    };
+    note("flows", s.flows.len(), "flows.csv");
+    note("links", s.links.len(), "links.csv");
+    note("accounting", s.accounting.len(), "accounting.csv");
+    note("tfrc", s.tfrc.len(), "tfrc.csv");
+    note(
+        "fairness.friendliness",
+        s.fairness.friendliness.len(),
+        "friendliness.csv",
+    );
+    if rows_cut.is_empty() {
+        s.serialize(&mut ser)?;
+    } else {
+        let first = |n: usize| n.min(JSON_ROWS);
+        let cut = Summary {
+            scenario: s.scenario.clone(),
+            seed: s.seed,
+            duration_s: s.duration_s,
+            warmup_s: s.warmup_s,
+            events: s.events,
+            packet_hops: s.packet_hops,
+            wall_s: s.wall_s,
+            flows: s.flows[..first(s.flows.len())].to_vec(),
+            fairness: Fairness {
+                jain: s.fairness.jain.clone(),
+                seed004_byte_difference: s.fairness.seed004_byte_difference.clone(),
+                friendliness: s.fairness.friendliness[..first(s.fairness.friendliness.len())]
+                    .to_vec(),
+            },
+            links: s.links[..first(s.links.len())].to_vec(),
+            accounting: s.accounting[..first(s.accounting.len())].to_vec(),
+            tfrc: s.tfrc[..first(s.tfrc.len())].to_vec(),
+        };
+        Cut {
+            summary: &cut,
+            rows_cut,
+        }
+        .serialize(&mut ser)?;
+    }
     f.write_all(b"\n")?;
     f.flush()?;
     Ok(())
+}
+
+/// serde_json's pretty printer, except that an object inside an array and everything in it
+/// is written on one line. serde_json has the two formatters but not this mix.
+#[derive(Default)]
+struct RowsFormatter {
+    /// Open containers, `true` for arrays.
+    stack: Vec<bool>,
+    /// Depth (in `stack`) of the object that went on one line, while inside it.
+    inline_from: Option<usize>,
+    /// The container just opened has no element yet.
+    empty: bool,
+}
+
+impl RowsFormatter {
+    fn inline(&self) -> bool {
+        self.inline_from.is_some()
+    }
+
+    fn newline<W: ?Sized + Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.stack.len() {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn open<W: ?Sized + Write>(&mut self, w: &mut W, array: bool) -> std::io::Result<()> {
+        if !array && !self.inline() && self.stack.last() == Some(&true) {
+            self.inline_from = Some(self.stack.len());
+        }
+        self.stack.push(array);
+        self.empty = true;
+        w.write_all(if array { b"[" } else { b"{" })
+    }
+
+    fn close<W: ?Sized + Write>(&mut self, w: &mut W, array: bool) -> std::io::Result<()> {
+        self.stack.pop();
+        if !self.inline() && !self.empty {
+            self.newline(w)?;
+        }
+        if self.inline_from == Some(self.stack.len()) {
+            self.inline_from = None;
+        }
+        self.empty = false;
+        w.write_all(if array { b"]" } else { b"}" })
+    }
+
+    fn element<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        self.empty = false;
+        match (first, self.inline()) {
+            (true, true) => Ok(()),
+            (false, true) => w.write_all(b", "),
+            (true, false) => self.newline(w),
+            (false, false) => {
+                w.write_all(b",")?;
+                self.newline(w)
+            }
+        }
+    }
+}
+
+impl serde_json::ser::Formatter for RowsFormatter {
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, true)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, true)
+    }
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.element(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, false)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, false)
+    }
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.element(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Objects in arrays on one line, the rest indented; the text parses back to the same
+    /// value, empty containers included.
+    #[test]
+    fn summary_json_puts_each_row_on_a_line() {
+        let v = serde_json::json!({
+            "a": 1,
+            "rows": [{"x": 1, "m": {"k": [1, 2]}, "e": []}, {"x": 2, "o": {}}],
+            "nested": {"list": [1, 2], "empty": [], "objs": [{"y": null}]},
+            "none": {}
+        });
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, RowsFormatter::default());
+        v.serialize(&mut ser).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            r#"{
+  "a": 1,
+  "nested": {
+    "empty": [],
+    "list": [
+      1,
+      2
+    ],
+    "objs": [
+      {"y": null}
+    ]
+  },
+  "none": {},
+  "rows": [
+    {"e": [], "m": {"k": [1, 2]}, "x": 1},
+    {"o": {}, "x": 2}
+  ]
+}"#
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+    }
 }

@@ -49,6 +49,7 @@ pub fn fb(echo: Time, x_recv: f64, p: f64) -> Feedback {
         highest_seq: 0,
         hops: None,
         link_errors: 0,
+        lost_per_event: 1.0,
     }
 }
 

@@ -5,13 +5,14 @@ use std::fmt::Write as _;
 use lab::summary::RedSummary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use netsim::trace::TraceFormat;
 
 use crate::EXIT_BAD_INPUT;
 use lab::output::OutputDir;
-use lab::runner::{simulate, RunOptions};
+use lab::runner::{simulate_with_progress, RunOptions, SimProgress};
 use lab::{run_report, summary};
 use scenario::{overrides, Scenario};
 
@@ -32,7 +33,24 @@ pub struct Args {
     /// Change one scenario value before running, e.g. `--set flows.udp1.rate=2Mbps`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = overrides::parse_set)]
     pub sets: Vec<(String, String)>,
+    /// Also write pcap files into DIR, one per link, both directions, with real IPv4/TCP/UDP
+    /// headers and TFRC's wire format, for Wireshark (docs/wireshark.md).
+    #[arg(long, value_name = "DIR")]
+    pub pcap: Option<PathBuf>,
+    /// With --pcap: capture only this link (by name; repeat for more). Default: every link.
+    #[arg(long = "pcap-link", value_name = "NAME", requires = "pcap")]
+    pub pcap_links: Vec<String>,
+    /// Write no report.html (the data files only): for large runs and scripts.
+    #[arg(long)]
+    pub no_report: bool,
+    /// No progress on stderr (by default a bar on a terminal; elsewhere, once a run has taken
+    /// 5 s, a line every 5 s).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
+
+/// Flows the terminal table lists; the rest are in flows.csv.
+pub const TERMINAL_FLOWS: usize = 40;
 
 /// Packet trace formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -62,6 +80,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {}: {e}", args.scenario.display());
         return Ok(ExitCode::from(EXIT_BAD_INPUT));
     }
+    let pcap = args.pcap.as_ref().map(|d| lab::pcap::PcapOptions {
+        dir: d.clone(),
+        links: args.pcap_links.clone(),
+    });
+    if let Some(p) = &pcap {
+        if let Err(e) = lab::pcap::selected_links(&s, p) {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    }
     let dir = args
         .out
         .clone()
@@ -82,40 +110,67 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         trace,
         record_delays: false,
     };
-    let result = simulate(&s, &opts)?;
+    let sink = match &pcap {
+        Some(p) => match lab::pcap::PcapSink::create(&s, p) {
+            Ok(sink) => Some(Box::new(sink) as Box<dyn netsim::trace::TraceSink>),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        },
+        None => None,
+    };
+    let mut progress = lab::parallel::RunProgress::new(args.quiet);
+    progress.phase(&format!(
+        "building the network ({} flows, {} links)",
+        s.flows.len(),
+        s.links.len()
+    ));
+    let result = simulate_with_progress(&s, &opts, sink, &mut |p| match p {
+        SimProgress::Built { .. } => progress.simulating(Duration::ZERO, s.duration, 0),
+        SimProgress::Running {
+            now,
+            duration,
+            events,
+        } => progress.simulating(now, duration, events),
+    })?;
+    progress.phase("summarising");
     let sum = summary::summarize(&s, &result);
     let rows = summary::timeseries(&s, &result);
-    summary::write_summary_json(&out.path("summary.json"), &sum)?;
-    summary::write_flows_csv(&out.path("flows.csv"), &sum.flows)?;
-    summary::write_timeseries_csv(&out.path("timeseries.csv"), &rows)?;
-    let mut page = run_report::run_report(&s, &sum, &rows, &result);
-    let mut files = vec![
-        ("flows.csv", "flows.csv: per-flow metrics"),
-        (
-            "timeseries.csv",
-            "timeseries.csv: every time series of the charts",
-        ),
-        ("summary.json", "summary.json: every number of this report"),
-    ];
-    match args.trace {
-        Some(TraceKind::Ns2) => files.push(("trace.tr", "trace.tr: packet trace (NS-2 format)")),
-        Some(TraceKind::Csv) => files.push(("trace.csv", "trace.csv: packet trace")),
-        None => {}
+    progress.phase("writing summary.json and the CSV files");
+    summary::write_data_files(&out, &sum, &rows)?;
+    let mut written: Vec<&str> = summary::DATA_FILES.iter().map(|(f, _)| *f).collect();
+    if !args.no_report {
+        progress.phase("writing report.html");
+        let mut page = run_report::run_report(&s, &sum, &rows, &result);
+        let mut files = summary::DATA_FILES.to_vec();
+        match args.trace {
+            Some(TraceKind::Ns2) => {
+                files.push(("trace.tr", "trace.tr: packet trace (NS-2 format)"))
+            }
+            Some(TraceKind::Csv) => files.push(("trace.csv", "trace.csv: packet trace")),
+            None => {}
+        }
+        page.intro().links(files);
+        page.write(&out.path("report.html"))?;
+        written.push("report.html");
     }
-    page.intro().links(files);
-    page.write(&out.path("report.html"))?;
+    progress.finish();
     let dir = out.commit()?;
     print!("{}", text_table(&sum));
     print!("{}", variant_text(&sum));
-    let trace_file = match args.trace {
-        Some(TraceKind::Ns2) => ", trace.tr",
-        Some(TraceKind::Csv) => ", trace.csv",
-        None => "",
-    };
-    println!(
-        "wrote {}/{{summary.json, flows.csv, timeseries.csv, report.html{trace_file}}}",
-        dir.display()
-    );
+    match args.trace {
+        Some(TraceKind::Ns2) => written.push("trace.tr"),
+        Some(TraceKind::Csv) => written.push("trace.csv"),
+        None => {}
+    }
+    println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
+    if let Some(p) = &args.pcap {
+        println!(
+            "wrote {}/*.pcap (one per link; open with Wireshark, docs/wireshark.md)",
+            p.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -135,7 +190,7 @@ pub fn text_table(sum: &summary::Summary) -> String {
         "jitter ms",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    for f in &sum.flows {
+    for f in sum.flows.iter().take(TERMINAL_FLOWS) {
         rows.push(vec![
             f.name.clone(),
             f.kind.clone(),
@@ -151,36 +206,53 @@ pub fn text_table(sum: &summary::Summary) -> String {
         ]);
     }
     let mut out = report::text::aligned(&rows, &[0, 1]);
+    if sum.flows.len() > TERMINAL_FLOWS {
+        let _ = writeln!(
+            out,
+            "… and {} more flows (every flow is in flows.csv)",
+            sum.flows.len() - TERMINAL_FLOWS
+        );
+    }
     for (k, j) in &sum.fairness.jain {
         out.push_str(&format!("Jain's index ({k}): {j:.4}\n"));
     }
-    let names = |v: &[String]| match v.len() {
+    let names = |v: &[String], n: usize| match n {
         1..=3 => v.join(", "),
         n => format!("{n} flows"),
     };
-    for f in &sum.fairness.friendliness {
+    let fr = &sum.fairness.friendliness;
+    for f in fr.iter().take(TERMINAL_FLOWS) {
         let Some(r) = f.ratio else { continue };
         let mut parts = Vec::new();
         if let Some(s) = f.same_rtt_ratio {
             parts.push(format!(
                 "same RTT {s:.3} (vs {})",
-                names(&f.same_rtt_tcp_flows)
+                names(&f.same_rtt_tcp_flows, f.same_rtt_tcp_flow_count)
             ));
         }
         if let (Some(a), Some([t0, t1])) = (f.aggregate_ratio, f.aggregate_interval_s) {
             parts.push(format!(
                 "aggregate {a:.3} ({} TFRC vs {} TCP, {t0}-{t1} s)",
-                f.aggregate_tfrc_flows.len(),
-                f.tcp_flows.len()
+                f.aggregate_tfrc_flow_count, f.tcp_flow_count
             ));
         }
-        parts.push(format!("vs mean of {} {r:.3}", names(&f.tcp_flows)));
+        parts.push(format!(
+            "vs mean of {} {r:.3}",
+            names(&f.tcp_flows, f.tcp_flow_count)
+        ));
         out.push_str(&format!(
             "friendliness {} on {}: {}\n",
             f.flow,
             f.bottleneck,
             parts.join(", ")
         ));
+    }
+    if fr.len() > TERMINAL_FLOWS {
+        let _ = writeln!(
+            out,
+            "… and the friendliness of {} more TFRC flows (summary.json)",
+            fr.len() - TERMINAL_FLOWS
+        );
     }
     out
 }
@@ -196,7 +268,7 @@ fn variant_text(sum: &lab::summary::Summary) -> String {
         .collect();
     let mut out = String::new();
     let any_variant = tfrc.iter().any(|t| !t.variants.is_empty());
-    for t in tfrc.iter().filter(|_| any_variant) {
+    for t in tfrc.iter().filter(|_| any_variant).take(TERMINAL_FLOWS) {
         let v = if t.variants.is_empty() {
             "(none)".to_string()
         } else {
@@ -223,7 +295,7 @@ fn variant_text(sum: &lab::summary::Summary) -> String {
             t.link_error_rescales,
         );
     }
-    for t in tfrc {
+    for t in tfrc.iter().take(TERMINAL_FLOWS) {
         let Some(c) = &t.confusion else {
             continue;
         };

@@ -13,7 +13,7 @@ fn traced(s: &Scenario) -> String {
 
 const BASE: &str = r#"
 name = "unit"
-duration = 10
+duration = "10s"
 seed = 7
 
 [[links]]
@@ -42,7 +42,7 @@ variant = "reno"
 window = 33
 window_init = 3
 delayed_ack = true
-stop = 8
+stop = "8s"
 
 [[flows]]
 name = "u"
@@ -60,7 +60,7 @@ kind = "tfrc"
 profile = "ns2"
 from = "a"
 to = "b"
-start = 1
+start = "1s"
 app_rate = "200kbps"
 "#;
 
@@ -167,11 +167,11 @@ fn droptail_options_and_simplex_links() {
     // A one-way ring a -> b -> c -> a.
     let text = r#"
 name = "dt"
-duration = 5
+duration = "5s"
 [[links]]
 from = "a"
 to = "b"
-bandwidth = 1e6
+bandwidth = "1Mbps"
 delay = 0
 duplex = false
 queue_limit = 12
@@ -182,13 +182,13 @@ drop_front = true
 [[links]]
 from = "b"
 to = "c"
-bandwidth = 1e6
+bandwidth = "1Mbps"
 delay = 0
 duplex = false
 [[links]]
 from = "c"
 to = "a"
-bandwidth = 1e6
+bandwidth = "1Mbps"
 delay = 0
 duplex = false
 "#;
@@ -258,8 +258,8 @@ fn flows_map_to_agents_with_fids_in_order() {
 #[test]
 fn tfrc_without_app_is_an_infinite_source_and_stops() {
     let text = BASE
-        .replace("app_rate = \"200kbps\"", "stop = 9")
-        .replace("stop = 8\n", "");
+        .replace("app_rate = \"200kbps\"", "stop = \"9s\"")
+        .replace("stop = \"8s\"\n", "");
     let t = traced(&parse(&text));
     assert!(!t.contains("SndrType_"));
     assert!(t.contains("$ns at 1 \"$src(2) start\"\n"));
@@ -294,13 +294,13 @@ fn seed_trace_and_finish() {
 fn loss_models_go_on_the_named_directions() {
     let text = r#"
 name = "loss"
-duration = 5
+duration = "5s"
 seed = 3
 [[links]]
 from = "a"
 to = "b"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [links.loss]
 model = "bernoulli"
 rate = 0.05
@@ -308,8 +308,8 @@ direction = "reverse"
 [[links]]
 from = "b"
 to = "c"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [links.loss]
 model = "list"
 packets = [7, 0, 3, 3]
@@ -331,34 +331,34 @@ direction = "both"
 fn events_use_session_routing_and_link_event() {
     let text = r#"
 name = "ev"
-duration = 5
+duration = "5s"
 [[links]]
 from = "a"
 to = "b"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [[links]]
 name = "one-way"
 from = "b"
 to = "c"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 duplex = false
 [[links]]
 from = "c"
 to = "a"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [[events]]
 at = 0
 action = "down"
 link = "a-b"
 [[events]]
-at = 2
+at = "2s"
 action = "up"
 link = "a-b"
 [[events]]
-at = 3
+at = "3s"
 action = "down"
 link = "one-way"
 "#;
@@ -381,21 +381,21 @@ link = "one-way"
 fn unsupported_features_are_all_named() {
     let text = r#"
 name = "bad"
-duration = 5
+duration = "5s"
 [[links]]
 name = "air"
 from = "a"
 to = "b"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [links.wireless]
 frame_loss = 0.1
 [[links]]
 name = "bursty"
 from = "b"
 to = "c"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [links.loss]
 model = "gilbert-elliott"
 p_good_bad = 0.01
@@ -533,12 +533,12 @@ fn whole_flow_protection_is_refused_but_the_cost_alone_is_not() {
 fn set_events_change_link_objects_at_run_time() {
     let text = r#"
 name = "set"
-duration = 5
+duration = "5s"
 [[links]]
 from = "a"
 to = "b"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 [links.loss]
 model = "bernoulli"
 rate = 0.05
@@ -547,17 +547,17 @@ direction = "reverse"
 name = "one-way"
 from = "b"
 to = "c"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 duplex = false
 [[links]]
 from = "c"
 to = "a"
-bandwidth = 1e6
-delay = 0.01
+bandwidth = "1Mbps"
+delay = "0.01s"
 duplex = false
 [[events]]
-at = 1.5
+at = "1.5s"
 action = "set"
 link = "a-b"
 bandwidth = "500kbps"
@@ -565,7 +565,7 @@ delay = "30ms"
 queue_limit = 7
 loss_rate = 0.1
 [[events]]
-at = 2
+at = "2s"
 action = "set"
 link = "one-way"
 bandwidth = "2Mbps"
