@@ -189,7 +189,9 @@ impl PcapSink {
                         mss: f.packet_size.max(1),
                         window: (u64::from(*window) * u64::from(f.packet_size)).min(65_535) as u16,
                     },
-                    FlowKind::Tfrc { .. } => Wire::Tfrc,
+                    // A media flow over TFRC sends TFRC's wire format (its frame tag, like RTP's,
+                    // is not written).
+                    FlowKind::Tfrc { .. } | FlowKind::Media { .. } => Wire::Tfrc,
                     FlowKind::Udp { .. } => Wire::Udp,
                 },
                 port: 10_000 + (i % 50_000) as u16,
@@ -293,7 +295,14 @@ impl PcapSink {
                     .write(&mut self.buf, &self.zeros[..n])
                     .map_err(err)?;
             }
-            (Header::TfrcData(h), _) => {
+            (Header::TfrcData(h), _)
+            | (
+                Header::MediaData(netsim::packet::MediaData {
+                    cc: netsim::packet::MediaCcHeader::Tfrc(h),
+                    ..
+                }),
+                _,
+            ) => {
                 let n = p.payload as usize;
                 payload(&mut self.zeros, tfrc::wire::DATA_HEADER_LEN + n);
                 let mut body = tfrc::wire::encode_data(h).to_vec();
@@ -303,7 +312,8 @@ impl PcapSink {
                     .write(&mut self.buf, &body)
                     .map_err(err)?;
             }
-            (Header::TfrcFeedback(fb), _) => {
+            (Header::TfrcFeedback(fb), _)
+            | (Header::MediaFeedback(netsim::packet::MediaFeedback::Tfrc(fb)), _) => {
                 let body = tfrc::wire::encode_feedback(fb);
                 builder
                     .udp(sport, dport)

@@ -27,6 +27,20 @@ pub struct Internals {
     pub tfrc: Vec<Option<TfrcFinal>>,
     /// By simplex link id: the RED queues' final state (`None` for DropTail).
     pub red: Vec<Option<RedFinal>>,
+    /// By flow index: the media flows' applications (`None` for other kinds).
+    pub media: Vec<Option<MediaFinal>>,
+}
+
+/// A media flow's applications at the end of the run: the frames the sender produced and what
+/// the receiver got of them (frame-level results come from both, `crate::media`).
+#[derive(Clone, Debug)]
+pub struct MediaFinal {
+    /// Every frame the sender's source produced, skipped ones included.
+    pub frames: Vec<media::sender::FrameRecord>,
+    /// The sender application's counters.
+    pub sender: media::sender::SenderCounters,
+    /// What arrived of each frame.
+    pub received: media::receiver::Reassembler,
 }
 
 /// A TFRC flow at the end of the run.
@@ -89,7 +103,22 @@ pub fn collect(sim: &Simulator, flows: &[FlowId], links: usize) -> Internals {
             })
         })
         .collect();
-    Internals { tfrc, red }
+    let media = flows
+        .iter()
+        .map(|&id| {
+            let (Some(AnyAgent::MediaSender(tx)), Some(AnyAgent::MediaReceiver(rx))) =
+                (sim.sender(id), sim.receiver(id))
+            else {
+                return None;
+            };
+            Some(MediaFinal {
+                frames: tx.app().frames().to_vec(),
+                sender: tx.app().counters(),
+                received: rx.frames().clone(),
+            })
+        })
+        .collect();
+    Internals { tfrc, red, media }
 }
 
 /// One row of the confusion matrix: the lost packets of one true cause, by the class the

@@ -180,10 +180,13 @@ struct FlowMarks {
     left_out: Option<String>,
 }
 
+/// Per time: the first few names of flows starting then and their count, the same for stops.
+type MarksAt<'a> = BTreeMap<u64, (Vec<&'a str>, usize, Vec<&'a str>, usize)>;
+
 fn flow_marks(s: &Scenario) -> FlowMarks {
     let end = s.duration.as_secs_f64();
     // (time, starts, stops) in time order, with the names of the first few.
-    let mut at: BTreeMap<u64, (Vec<&str>, usize, Vec<&str>, usize)> = BTreeMap::new();
+    let mut at: MarksAt<'_> = BTreeMap::new();
     for f in &s.flows {
         let e = at.entry(f.start.as_nanos() as u64).or_default();
         e.1 += 1;

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use netsim::agents::{
     AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, LinuxCc,
-    LinuxSink, LinuxSinkConfig, LinuxTcpConfig, LinuxTcpSender, NullSink, TcpConfig, TcpSender,
-    TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    LinuxSink, LinuxSinkConfig, LinuxTcpConfig, LinuxTcpSender, MediaReceiver, MediaSender,
+    NullSink, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp,
+    TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -20,8 +21,8 @@ use netsim::{
 };
 
 use scenario::{
-    Flow, FlowKind, LinkDirection, Loss, LossModel, Queue, RedAverage, RedMaxP, RedParams,
-    RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
+    Flow, FlowKind, LinkDirection, Loss, LossModel, MediaController, MediaSource, Queue,
+    RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant, TfrcProfile, Wireless,
 };
 
 /// For each scenario link, its forward and (duplex) reverse simplex link ids.
@@ -132,7 +133,9 @@ pub fn red_config(limit: u32, p: &RedParams) -> RedConfig {
     }
 }
 
-fn queue_config(q: &Queue) -> QueueConfig {
+/// A scenario queue as netsim's configuration (the simulator's, and the emulator's: `realnet`
+/// gives the same value to `netemu`).
+pub fn queue_config(q: &Queue) -> QueueConfig {
     match q {
         Queue::DropTail {
             limit,
@@ -149,7 +152,8 @@ fn queue_config(q: &Queue) -> QueueConfig {
     }
 }
 
-fn loss_config(m: &LossModel) -> LossConfig {
+/// A scenario loss model as netsim's configuration.
+pub fn loss_config(m: &LossModel) -> LossConfig {
     match m {
         LossModel::Bernoulli { rate } => LossConfig::Bernoulli { p: *rate },
         LossModel::GilbertElliott {
@@ -178,20 +182,26 @@ fn wireless_config(w: &Wireless) -> WirelessConfig {
     }
 }
 
-fn applies(d: LinkDirection, forward: bool) -> bool {
+/// Whether a loss model or wireless hop given for `d` applies to the forward (`from` → `to`)
+/// or reverse direction.
+pub fn applies(d: LinkDirection, forward: bool) -> bool {
     matches!(
         (d, forward),
         (LinkDirection::Both, _) | (LinkDirection::Forward, true) | (LinkDirection::Reverse, false)
     )
 }
 
-/// The TFRC profile a flow runs, with its segment size and its `variants` applied (`None` for
-/// other kinds). Validation has applied the same variants, so the error is only for a
+/// The TFRC profile a flow runs (a TFRC flow, or a media flow over TFRC), with its segment
+/// size and its `variants` applied (`None` for other kinds). Validation has applied the same variants, so the error is only for a
 /// scenario built by hand.
 pub fn tfrc_profile(flow: &Flow) -> Option<Result<tfrc::Profile, tfrc::variants::VariantError>> {
     match &flow.kind {
         FlowKind::Tfrc {
             profile, variants, ..
+        }
+        | FlowKind::Media {
+            controller: MediaController::Tfrc { profile, variants },
+            ..
         } => {
             let base = match profile {
                 TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
@@ -229,6 +239,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             window,
             window_init,
             delayed_ack,
+            on_off,
         } => {
             let v = match variant {
                 TcpVariant::Linux(cc) => {
@@ -283,7 +294,45 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                     TcpSinkConfig::ns2()
                 }
             };
-            (TcpSender::new(cfg).into(), TcpSink::new(sink).into())
+            let sender = TcpSender::new(cfg);
+            let sender: AnyAgent = match on_off {
+                Some(o) => OnOffTcp::new(
+                    sender,
+                    OnOffConfig {
+                        size_min: o.size_min,
+                        size_max: o.size_max,
+                        off_mean: o.off_mean,
+                        start_on: o.start_on,
+                    },
+                )
+                .into(),
+                None => sender.into(),
+            };
+            (sender, TcpSink::new(sink).into())
+        }
+        FlowKind::Media {
+            controller: MediaController::Tfrc { .. },
+            source,
+            deadline,
+            pauses,
+        } => {
+            let profile = tfrc_profile(flow)
+                .ok_or_else(|| RunError::Build("not a media flow over TFRC".into()))?
+                .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
+            let bad = |e: String| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let app = media::sender::MediaSender::new(
+                media_source(source).map_err(|e| bad(e.to_string()))?,
+                flow.packet_size,
+                u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX),
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            (
+                MediaSender::tfrc(app, &profile)
+                    .map_err(bad)?
+                    .with_pauses(pauses.iter().map(|&(a, b)| (time(a), time(b))).collect())
+                    .into(),
+                MediaReceiver::tfrc(&profile).map_err(bad)?.into(),
+            )
         }
         FlowKind::Tfrc { app_rate_bps, .. } => {
             let profile = tfrc_profile(flow)
@@ -309,6 +358,16 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
     })
 }
 
+/// The video source a media flow's application runs.
+pub fn media_source(s: &MediaSource) -> Result<media::Source, media::ConfigError> {
+    match s {
+        MediaSource::Statistical(cfg) => media::Source::statistical(cfg.clone()),
+        MediaSource::Trace { trace, looped, .. } => {
+            Ok(media::Source::trace(trace.clone(), *looped))
+        }
+    }
+}
+
 /// How a run of `s` gathers statistics (bins, measurement window); `validate` reads NS-2's
 /// trace with the same configuration.
 pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
@@ -322,7 +381,7 @@ pub fn stats_config(s: &Scenario, record_delays: bool) -> StatsConfig {
 
 /// The netsim settings of a `set` event for one direction of `link`: the loss rate changes
 /// only in the directions the link's loss model applies to.
-fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
+pub fn link_settings(link: &scenario::Link, set: scenario::LinkSet, forward: bool) -> LinkSettings {
     let lossy = link
         .loss
         .as_ref()

@@ -14,6 +14,19 @@ use rand::Rng;
 
 use crate::{check, ConfigError, Frame, Nanos, Source};
 
+/// The encoder target (bit/s of payload) that fills a packet budget of `packets_per_sec`
+/// packets of at most `max_payload` bytes at `fps` frames per second.
+///
+/// A frame of `S` bytes takes `⌈S / max_payload⌉` packets; with the remainder of `S` uniform,
+/// that is `S / max_payload + ½` on average, so a rate `R` costs
+/// `R / (8·max_payload) + fps/2` packets per second. Solving for `R` gives
+/// `8·max_payload·(packets_per_sec − fps/2)` (0 when the budget does not cover half a packet
+/// per frame). A transport that limits packets, not bytes (TFRC with its segment size `s`,
+/// RFC 5348 §4.1), sets its application's target this way.
+pub fn target_for_packet_rate(packets_per_sec: f64, max_payload: u32, fps: f64) -> f64 {
+    (8.0 * f64::from(max_payload) * (packets_per_sec - fps / 2.0)).max(0.0)
+}
+
 /// What a media packet carries besides its payload: which frame, which piece of it. RTP carries
 /// the same (timestamp and marker bit); 8 bytes, so it fits a simulator header cheaply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -94,6 +107,11 @@ impl MediaSender {
             log: Vec::new(),
             counters: SenderCounters::default(),
         })
+    }
+
+    /// The largest payload of a packet.
+    pub fn max_payload(&self) -> u32 {
+        self.max_payload
     }
 
     /// The source.

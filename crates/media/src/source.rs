@@ -66,6 +66,17 @@ impl Source {
         }
     }
 
+    /// Frames per second: the model's FPS, or a trace's frames over its period.
+    pub fn frame_rate(&self) -> f64 {
+        match self {
+            Source::Statistical(s) => s.config().fps,
+            Source::Trace(s) => {
+                let t = s.trace();
+                t.frames().len() as f64 / (t.period() as f64 / 1e9)
+            }
+        }
+    }
+
     /// The rate the source aims at now, bit/s: the model's output rate R_o, or a trace's mean
     /// rate.
     pub fn output_rate(&self) -> f64 {

@@ -117,7 +117,7 @@ mod kind_name {
 
 /// Classifies a packet (its parsed IPv4 header and the whole packet) when it enters the
 /// network at its source.
-pub type Classifier = Box<dyn Fn(&Ipv4, &[u8]) -> Option<Tag> + Send>;
+pub type Classifier = Box<dyn FnMut(&Ipv4, &[u8]) -> Option<Tag> + Send>;
 
 /// How the engine thread asks the kernel for timely wake-ups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,7 +560,7 @@ impl Engine {
                 self.next_uid = self.next_uid.wrapping_add(1);
                 self.uids.insert(key, uid);
                 if self.cfg.capture {
-                    let tag = self.cfg.classifier.as_ref().and_then(|c| c(&h, buf));
+                    let tag = self.cfg.classifier.as_mut().and_then(|c| c(&h, buf));
                     let node = |a: Ipv4Addr| {
                         self.cfg
                             .nodes

@@ -1,17 +1,198 @@
 //! The interface between the simulator and the transport agents.
 //!
 //! Every flow has two agents: a sender at its source node and a receiver at its destination.
-//! The simulator calls them on start, on packet arrival and on their wake-up time, handing them an
-//! [`AgentCtx`] through which they create and send packets and draw random numbers. Agents keep
-//! their own timers and report the earliest through [`Agent::next_wake`], which the simulator
-//! polls after every call (quinn-proto's `poll_timeout` shape). A wake-up may come early or be
-//! spurious: [`Agent::on_wake`] must act only on the timers that are due at `ctx.now()` and is
-//! the only place timers fire. This keeps at most one pending event per agent in the scheduler.
+//! The simulator calls an agent when its flow starts or stops ([`Agent::on_start`],
+//! [`Agent::on_stop`]), when a packet addressed to it arrives ([`Agent::on_packet`], which
+//! borrows the packet) and when one of its timers expires ([`Agent::on_timer`]). Each call gets
+//! an [`AgentCtx`], through which the agent reads the clock, builds and sends packets, arms and
+//! cancels its timers and draws random numbers from its own stream.
+//!
+//! # Timers
+//!
+//! An agent has [`Agent::timers`] timers (one by default), numbered by [`TimerId`] from 0. The
+//! simulator owns them (one slot per timer in one array, not inside the agent), so it never
+//! asks an agent when it next wants to run:
+//! - [`AgentCtx::set_timer`] arms (or re-arms) a timer, [`AgentCtx::cancel_timer`] disarms it,
+//!   [`AgentCtx::timer`] reads it; [`AgentCtx::sync_timer`] arms or disarms from an
+//!   `Option<Time>` (for agents whose protocol state, or a sans-IO core's `poll_timeout`, holds
+//!   the deadline). A deadline at or before now expires now, after the events already due now.
+//! - [`AgentCtx::set_timer_ns2`] also gives the time as the double-precision seconds NS-2 would
+//!   hold (a CBR source's accumulated `clock + interval`); it orders the expiry among events
+//!   that fall on the same nanosecond exactly as NS-2 does. Plain `set_timer` uses the
+//!   nanosecond time's own value.
+//! - When a timer expires the simulator disarms it and calls [`Agent::on_timer`] with its id,
+//!   exactly once, at its deadline: no spurious or early calls.
+//!
+//! Event order follows NS-2's scheduler (`docs/simulator.md`, "Scheduler"): a timer armed in a
+//! call takes its place among equal-time events (its sequence number) when the call returns,
+//! after the packets the agent sent in that call (NS-2 agents send, then `resched`); timers
+//! armed in one call are ordered by their last change. Re-arming a timer to the deadline it
+//! already has changes nothing (it keeps its place). Re-arming to a later deadline costs no
+//! scheduler work until the earlier one would have expired, so a retransmission timer
+//! restarted on every ACK is cheap.
+//!
+//! # Packets
+//!
+//! [`AgentCtx::packet`] fills in a packet's addressing (flow, direction, nodes), its creation
+//! time and the current TTL; [`AgentCtx::send`] puts it straight into the simulator's packet
+//! store. The simulator numbers it (its `uid`, in send order) and routes it when the call
+//! returns. A received packet is lent to [`Agent::on_packet`]; copy out what must be kept.
+//!
+//! # Adding an agent
+//!
+//! Implement [`Agent`] for the new type in a module under `agents/`, then in
+//! [`crate::agents`]: add a variant to [`crate::agents::AnyAgent`], a `From` impl, and one arm
+//! in its `dispatch!` macro. Unit tests drive one agent by hand with [`AgentHarness`] (calls,
+//! the packets each sent, its timers by the simulator's rules). A minimal sender that sends
+//! one packet every millisecond until stopped:
+//!
+//! ```
+//! use netsim::agent::{Agent, AgentCtx, TimerId};
+//! use netsim::packet::{Header, Packet, PacketKind};
+//! use netsim::Time;
+//!
+//! const TICK: TimerId = TimerId(0);
+//!
+//! struct Ticker { seq: i64 }
+//!
+//! impl Agent for Ticker {
+//!     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
+//!         ctx.set_timer(TICK, ctx.now());          // expires now, after this call
+//!     }
+//!     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
+//!         ctx.cancel_timer(TICK);
+//!     }
+//!     fn on_packet(&mut self, pkt: &Packet, _ctx: &mut AgentCtx<'_>) {
+//!         let _echo = pkt.seq;                     // the packet is borrowed
+//!     }
+//!     fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+//!         debug_assert_eq!(timer, TICK);
+//!         let pkt = ctx.packet(PacketKind::Cbr, 100, 100, self.seq, Header::None);
+//!         ctx.send(pkt);
+//!         self.seq += 1;
+//!         let next = ctx.now() + std::time::Duration::from_millis(1);
+//!         ctx.set_timer(TICK, next);               // ordered after the packet just sent
+//!     }
+//! }
+//! ```
 
 use rand_chacha::ChaCha8Rng;
 
+#[doc(hidden)]
+pub mod harness;
+#[doc(hidden)]
+pub use harness::AgentHarness;
+
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind, DEFAULT_TTL};
+use crate::sched::Key;
+use crate::store::PacketStore;
 use crate::Time;
+
+/// One of an agent's timers: `0 ..` [`Agent::timers`]. Agents name theirs as constants, e.g.
+/// `const RTX: TimerId = TimerId(0);`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimerId(pub u8);
+
+/// The most timers one agent may have.
+pub const MAX_TIMERS: usize = 16;
+
+/// A change to a timer requested during a call: the deadline (and NS-2's double-precision
+/// seconds for it, NaN when the agent gave none), or `None` to disarm.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TimerReq {
+    pub id: u8,
+    pub at: Option<(Time, f64)>,
+}
+
+/// A timer as the simulator holds it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TimerSlot {
+    /// The expiry the agent wants, with the sequence number it got when it was set.
+    pub armed: Option<Key>,
+    /// The expiry event the scheduler holds for this timer (any other in the scheduler is
+    /// stale); at most `armed`, earlier when the timer was re-armed later since.
+    pub queued: Option<Key>,
+}
+
+/// What a popped timer event means.
+pub(crate) enum TimerPop {
+    /// The timer expires: call the agent.
+    Fire,
+    /// The timer was re-armed later: schedule this key instead.
+    Requeue(Key),
+    /// Cancelled, or superseded by an earlier event: nothing to do.
+    Stale,
+}
+
+impl TimerSlot {
+    /// Apply a request made in a call that ran at (`now`, `now_secs`). Returns the key to
+    /// schedule, if the scheduler must get a new event. `seq` numbers keys.
+    ///
+    /// The request's time is NS-2's double when the agent gave one that rounds to the
+    /// nanosecond time, else the nanosecond time's own value; a deadline not after `now`
+    /// expires at the current event's time. A deadline equal (in both times) to the armed one
+    /// keeps its sequence number, as the simulator's single per-agent wake-up always did.
+    #[inline]
+    pub fn apply(
+        &mut self,
+        at: Option<(Time, f64)>,
+        now: Time,
+        now_secs: f64,
+        seq: &mut u64,
+    ) -> Option<Key> {
+        let Some((t, secs)) = at else {
+            self.armed = None;
+            return None;
+        };
+        let (time, shadow) = if t <= now {
+            (now, now_secs)
+        } else if secs.is_finite() && Time::from_secs_f64(secs) == t {
+            (t, secs)
+        } else {
+            (t, t.as_nanos() as f64 / 1e9)
+        };
+        if self
+            .armed
+            .is_some_and(|k| k.time == time && k.shadow.to_bits() == shadow.to_bits())
+        {
+            return None;
+        }
+        let key = Key {
+            time,
+            shadow,
+            seq: *seq,
+        };
+        *seq += 1;
+        self.armed = Some(key);
+        if self.queued.is_none_or(|q| q > key) {
+            self.queued = Some(key);
+            return Some(key);
+        }
+        None
+    }
+
+    /// The scheduler popped this timer's event with `key`.
+    #[inline]
+    pub fn pop(&mut self, key: Key) -> TimerPop {
+        if self.queued != Some(key) {
+            return TimerPop::Stale;
+        }
+        self.queued = None;
+        match self.armed {
+            Some(a) if a == key => {
+                self.armed = None;
+                TimerPop::Fire
+            }
+            Some(a) => {
+                // Re-armed later: schedule the expiry with the sequence number it got when it
+                // was set, so ties still break in NS-2's order.
+                self.queued = Some(a);
+                TimerPop::Requeue(a)
+            }
+            None => TimerPop::Stale,
+        }
+    }
+}
 
 /// What an agent can do while the simulator has called it.
 pub struct AgentCtx<'a> {
@@ -22,21 +203,30 @@ pub struct AgentCtx<'a> {
     peer: NodeId,
     ttl: u8,
     rng: &'a mut ChaCha8Rng,
-    out: &'a mut Vec<Packet>,
+    store: &'a mut PacketStore,
+    next_uid: &'a mut u64,
+    sent: &'a mut Vec<u32>,
+    timers: &'a [TimerSlot],
+    reqs: &'a mut Vec<TimerReq>,
 }
 
 impl<'a> AgentCtx<'a> {
-    /// A context for an agent of `flow` at `node` whose peer is at `peer`; packets it sends go in
-    /// direction `dir`. Packets are collected into `out`, and injected by the caller.
+    /// A context for the agent of `flow` at `node` whose peer is at `peer`; packets it sends
+    /// go in direction `dir`, into `store` (numbered from `next_uid`), their handles into
+    /// `sent`; its timers are `timers` and changes to them go into `reqs`.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         now: Time,
         flow: FlowId,
         dir: Direction,
         node: NodeId,
         peer: NodeId,
         rng: &'a mut ChaCha8Rng,
-        out: &'a mut Vec<Packet>,
+        store: &'a mut PacketStore,
+        next_uid: &'a mut u64,
+        sent: &'a mut Vec<u32>,
+        timers: &'a [TimerSlot],
+        reqs: &'a mut Vec<TimerReq>,
     ) -> Self {
         AgentCtx {
             now,
@@ -46,34 +236,43 @@ impl<'a> AgentCtx<'a> {
             peer,
             ttl: DEFAULT_TTL,
             rng,
-            out,
+            store,
+            next_uid,
+            sent,
+            timers,
+            reqs,
         }
     }
 
     /// The current simulated time.
+    #[inline]
     pub fn now(&self) -> Time {
         self.now
     }
 
     /// The agent's flow.
+    #[inline]
     pub fn flow(&self) -> FlowId {
         self.flow
     }
 
     /// This agent's own random stream (seeded per run and per agent, so adding a flow does not
     /// change another flow's randomness).
+    #[inline]
     pub fn rng(&mut self) -> &mut ChaCha8Rng {
         self.rng
     }
 
     /// Set the TTL for packets created from now on in this call (seed 000's adaptive TTL, E5 in
     /// `docs/variants.md`).
+    #[inline]
     pub fn set_ttl(&mut self, ttl: u8) {
         self.ttl = ttl;
     }
 
     /// A new packet addressed to the peer, stamped with the current time. `uid` is assigned
     /// when it is sent.
+    #[inline]
     pub fn packet(
         &self,
         kind: PacketKind,
@@ -103,9 +302,95 @@ impl<'a> AgentCtx<'a> {
         }
     }
 
-    /// Send a packet now, from this agent's node.
-    pub fn send(&mut self, pkt: Packet) {
-        self.out.push(pkt);
+    /// Send a packet now, from this agent's node: it is numbered (`uid`, in send order), goes
+    /// into the simulator's packet store and enters the network when the call returns. It
+    /// belongs to this agent's flow and direction and leaves from its node whatever those
+    /// fields say; `dst` is kept.
+    #[inline]
+    pub fn send(&mut self, mut pkt: Packet) {
+        pkt.flow = self.flow;
+        pkt.dir = self.dir;
+        pkt.src = self.node;
+        pkt.uid = *self.next_uid;
+        *self.next_uid += 1;
+        let id = self.store.insert(pkt);
+        self.sent.push(id);
+    }
+
+    /// Arm `timer` to expire at `at` (re-arming it if it is armed). Panics if the agent has
+    /// no such timer ([`Agent::timers`]).
+    #[inline]
+    pub fn set_timer(&mut self, timer: TimerId, at: Time) {
+        self.request(timer, Some((at, f64::NAN)));
+    }
+
+    /// [`AgentCtx::set_timer`], with the deadline also as the double-precision seconds NS-2
+    /// would hold for it (e.g. accumulated `clock + interval`): it orders the expiry among
+    /// events of the same nanosecond as NS-2 does. Ignored (the nanosecond time is used)
+    /// unless it rounds to `at`.
+    #[inline]
+    pub fn set_timer_ns2(&mut self, timer: TimerId, at: Time, secs: f64) {
+        self.request(timer, Some((at, secs)));
+    }
+
+    /// Disarm `timer` (nothing happens if it is not armed).
+    #[inline]
+    pub fn cancel_timer(&mut self, timer: TimerId) {
+        if self.untouched(timer) && self.timers[usize::from(timer.0)].armed.is_none() {
+            return;
+        }
+        self.request(timer, None);
+    }
+
+    /// Arm `timer` at `at`, or disarm it for `None`: for agents that keep a deadline in their
+    /// own state (or a sans-IO core's `poll_timeout`) and hand it over at the end of a call.
+    #[inline]
+    pub fn sync_timer(&mut self, timer: TimerId, at: Option<Time>) {
+        match at {
+            None => self.cancel_timer(timer),
+            Some(t) => {
+                // Already armed there (a future deadline given without NS-2's double): no
+                // change to make.
+                let armed = self.timers[usize::from(timer.0)].armed;
+                if t > self.now
+                    && armed.is_some_and(|k| k.time == t && k.shadow == t.as_nanos() as f64 / 1e9)
+                    && self.untouched(timer)
+                {
+                    return;
+                }
+                self.request(timer, Some((t, f64::NAN)));
+            }
+        }
+    }
+
+    /// No change to `timer` was requested in this call yet.
+    #[inline]
+    fn untouched(&self, timer: TimerId) -> bool {
+        self.reqs.is_empty() || !self.reqs.iter().any(|r| r.id == timer.0)
+    }
+
+    /// When `timer` expires, if armed (as changed in this call so far). A deadline set at or
+    /// before now reads as set; it expires now.
+    pub fn timer(&self, timer: TimerId) -> Option<Time> {
+        if let Some(r) = self.reqs.iter().rev().find(|r| r.id == timer.0) {
+            return r.at.map(|(t, _)| t);
+        }
+        self.timers[usize::from(timer.0)].armed.map(|k| k.time)
+    }
+
+    #[inline]
+    fn request(&mut self, timer: TimerId, at: Option<(Time, f64)>) {
+        assert!(
+            usize::from(timer.0) < self.timers.len(),
+            "timer {} of an agent with {} timers (Agent::timers)",
+            timer.0,
+            self.timers.len()
+        );
+        // One request per timer per call, placed by its last change.
+        if let Some(i) = self.reqs.iter().position(|r| r.id == timer.0) {
+            self.reqs.remove(i);
+        }
+        self.reqs.push(TimerReq { id: timer.0, at });
     }
 }
 
@@ -126,18 +411,14 @@ pub trait Agent {
     /// The application stops producing data (the sender stops; packets in flight still arrive).
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>);
     /// A packet addressed to this agent arrived.
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>);
-    /// The wake-up time reported by [`Agent::next_wake`] was reached (or a spurious call):
-    /// fire every timer due at `ctx.now()`.
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>);
-    /// The earliest time this agent needs to be woken, if any.
-    fn next_wake(&self) -> Option<Time>;
-    /// Optional: [`Agent::next_wake`] as the double-precision seconds NS-2 would hold for
-    /// the same timer (e.g. a CBR's accumulated `clock + interval`). The simulator uses it
-    /// only to order events that fall on the same nanosecond exactly as NS-2 does; it is
-    /// ignored unless it rounds to `next_wake`.
-    fn next_wake_secs(&self) -> Option<f64> {
-        None
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>);
+    /// `timer` expired (it is disarmed now; re-arm it through `ctx` if needed). Agents without
+    /// timers keep the default, which is never called.
+    fn on_timer(&mut self, _timer: TimerId, _ctx: &mut AgentCtx<'_>) {}
+    /// How many timers the agent uses (ids `0..timers()`), at most [`MAX_TIMERS`]; read once,
+    /// when the network is built. Default 1.
+    fn timers(&self) -> usize {
+        1
     }
     /// Application-level counters (for PDR).
     fn app_counters(&self) -> AppCounters {

@@ -506,6 +506,7 @@ impl NetworkBuilder {
         // NS-2 ports: per node, in attach order (flow order, sender then receiver).
         let mut next_port = vec![0u32; n];
         let mut agents = Vec::with_capacity(self.flows.len() * 2);
+        let mut timers = 0usize;
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.into_iter().enumerate() {
             let fid = i as FlowId;
@@ -517,6 +518,14 @@ impl NetworkBuilder {
                 let idx = 2 * i as u64 + u64::from(!sender);
                 let port = next_port[node as usize];
                 next_port[node as usize] += 1;
+                let timer_count = agent.timers();
+                assert!(
+                    timer_count <= crate::agent::MAX_TIMERS,
+                    "an agent declares {timer_count} timers; at most {} (Agent::timers)",
+                    crate::agent::MAX_TIMERS
+                );
+                let timer_base = u32::try_from(timers).expect("fewer than 2^32 timers");
+                timers += timer_count;
                 agents.push(AgentSlot {
                     sampled: !agent.sample_names().is_empty(),
                     agent,
@@ -530,8 +539,8 @@ impl NetworkBuilder {
                     node,
                     peer,
                     port,
-                    queued: None,
-                    desired: None,
+                    timer_base,
+                    timer_count: timer_count as u8,
                     stuck: (Time::ZERO, 0),
                     marking,
                     egress: HostStage::new(self.protection.seal),

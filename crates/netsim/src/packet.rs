@@ -117,6 +117,10 @@ pub enum Header {
     TfrcData(tfrc::DataHeader),
     /// TFRC feedback, exactly as the core produced it.
     TfrcFeedback(tfrc::Feedback),
+    /// A media packet: its frame tag and its controller's header ([`MediaData`]).
+    MediaData(MediaData),
+    /// A media controller's feedback ([`MediaFeedback`]).
+    MediaFeedback(MediaFeedback),
     /// Time-exceeded notice: the TTL the dead packet was sent with and its flow sequence number.
     TimeExceeded {
         /// Initial TTL of the packet that expired.
@@ -124,6 +128,34 @@ pub enum Header {
         /// The expired packet's `seq`.
         seq: i64,
     },
+}
+
+/// What a media packet carries: the frame it belongs to (`crates/media`, what RTP's timestamp
+/// and marker bit tell a receiver) and the header of the flow's congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MediaData {
+    /// Frame number, packet index and count.
+    pub tag: media::sender::PacketTag,
+    /// The controller's per-packet header.
+    pub cc: MediaCcHeader,
+}
+
+/// The per-packet header of a media flow's controller, one variant per controller (a closed
+/// enum, as [`crate::agents::media::SenderCc`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MediaCcHeader {
+    /// TFRC's data header, as the core produced it.
+    Tfrc(tfrc::DataHeader),
+}
+
+/// A media controller's feedback, one variant per controller. Fixed-size reports travel in the
+/// packet; a controller whose reports have variable length (RFC 8888's per-packet lists,
+/// transport-wide reports) adds a variant that carries a handle to the report and gives the
+/// packet the report's wire size (`docs/media.md`, "Adding a controller").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MediaFeedback {
+    /// TFRC feedback, as the core produced it.
+    Tfrc(tfrc::Feedback),
 }
 
 /// A packet in flight. Agents create them through [`crate::agent::AgentCtx::packet`], which fills

@@ -151,10 +151,10 @@ impl Cost {
     }
 }
 
-/// A packet in a host stage, and when it will be ready.
-#[derive(Clone, Debug)]
+/// A packet in a host stage (its handle in the packet store), and when it will be ready.
+#[derive(Clone, Copy, Debug)]
 struct Held {
-    pkt: Packet,
+    id: u32,
     key: Key,
 }
 
@@ -176,26 +176,25 @@ impl HostStage {
         }
     }
 
-    fn cost_of(&self, pkt: &Packet) -> Cost {
-        if pkt.protected {
-            self.cost
-        } else {
-            Cost::ZERO
-        }
-    }
-
-    /// Whether `pkt` must go through the stage. If not, it passes on at once: no cost, no
-    /// event.
+    /// Whether a packet (`protected` or not) must go through the stage. If not, it passes on
+    /// at once: no cost, no event.
     #[inline]
-    pub(crate) fn holds(&self, pkt: &Packet) -> bool {
-        (pkt.protected && self.cost.ns > 0) || !self.fifo.is_empty()
+    pub(crate) fn holds(&self, protected: bool) -> bool {
+        (protected && self.cost.ns > 0) || !self.fifo.is_empty()
     }
 
-    /// Queue `pkt`: it is ready one cost after the packet ahead of it, or after `now`
-    /// (`now_secs` in NS-2's double clock); `seq` orders its event. Returns the key to
-    /// schedule when `pkt` is at the head.
-    pub(crate) fn push(&mut self, pkt: Packet, now: Time, now_secs: f64, seq: u64) -> Option<Key> {
-        let cost = self.cost_of(&pkt);
+    /// Queue packet `id`: it is ready one cost (none unless `protected`) after the packet
+    /// ahead of it, or after `now` (`now_secs` in NS-2's double clock); `seq` orders its
+    /// event. Returns the key to schedule when it is at the head.
+    pub(crate) fn push(
+        &mut self,
+        id: u32,
+        protected: bool,
+        now: Time,
+        now_secs: f64,
+        seq: u64,
+    ) -> Option<Key> {
+        let cost = if protected { self.cost } else { Cost::ZERO };
         let (t, shadow) = self
             .fifo
             .back()
@@ -205,22 +204,22 @@ impl HostStage {
             shadow: shadow + cost.secs,
             seq,
         };
-        self.fifo.push_back(Held { pkt, key });
+        self.fifo.push_back(Held { id, key });
         (self.fifo.len() == 1).then_some(key)
     }
 
     /// The head is done if its key is `key` (else the event is stale): returns it and the
     /// key of the next head to schedule.
-    pub(crate) fn pop(&mut self, key: Key) -> Option<(Packet, Option<Key>)> {
+    pub(crate) fn pop(&mut self, key: Key) -> Option<(u32, Option<Key>)> {
         if self.fifo.front().map(|p| p.key) != Some(key) {
             return None;
         }
-        let Held { pkt, .. } = self.fifo.pop_front()?;
-        Some((pkt, self.fifo.front().map(|p| p.key)))
+        let Held { id, .. } = self.fifo.pop_front()?;
+        Some((id, self.fifo.front().map(|p| p.key)))
     }
 
     /// Packets in the stage (sent but not yet delivered).
-    pub(crate) fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.fifo.iter().map(|h| &h.pkt)
+    pub(crate) fn packets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.fifo.iter().map(|h| h.id)
     }
 }

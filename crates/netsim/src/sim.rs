@@ -6,8 +6,9 @@
 //! with a heap for the far future); equal times run in insertion order (NS-2's scheduler does
 //! the same). To keep pending events few, each link holds at most one "transmission done" and
 //! one "head of pipe arrives" event, a transmission that leaves its queue empty defers its
-//! "done" event until a packet arrives (`settle_tx_done`), and each agent holds at most one
-//! live wake-up. A packet's arrival at the next node keeps the sequence number it would have
+//! "done" event until a packet arrives (`settle_tx_done`), and each agent timer (a slot of
+//! `Simulator::timers`, armed through [`crate::agent::AgentCtx`]) holds at most one live
+//! event. A packet's arrival at the next node keeps the sequence number it would have
 //! had in NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first,
 //! then the queue's resume), so equal-time ties break exactly as in NS-2.
 
@@ -16,7 +17,7 @@ use std::fmt;
 
 use rand_chacha::ChaCha8Rng;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::agents::AnyAgent;
 use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
@@ -38,7 +39,8 @@ const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
 enum Event {
     TxDone(u32),
     PipeHead(u32),
-    AgentWake(u32),
+    /// A timer expires (its index in `Simulator::timers`).
+    Timer(u32),
     FlowStart(u32),
     FlowStop(u32),
     LinkState(u32),
@@ -169,10 +171,10 @@ pub(crate) struct AgentSlot {
     pub node: NodeId,
     pub peer: NodeId,
     pub port: u32,
-    /// The wake-up event the scheduler holds for this agent (others in the heap are stale).
-    pub queued: Option<Key>,
-    /// The wake-up the agent wants, with the sequence number it got when it asked.
-    pub desired: Option<Key>,
+    /// The agent's timers are `Simulator::timers[timer_base ..][.. timer_count]`.
+    pub timer_base: u32,
+    pub timer_count: u8,
+    /// Consecutive timer expiries at one instant (a run that never advances is an error).
     pub stuck: (Time, u32),
     pub sampled: bool,
     /// How the host marks the packets this agent sends.
@@ -368,7 +370,13 @@ pub struct Simulator<M: Metering = FullStats> {
     agents: Vec<AgentSlot>,
     flows: Vec<FlowState>,
     changes: Vec<LinkChange>,
-    scratch: Vec<Packet>,
+    /// Every agent's timers (`AgentSlot::timer_base`), and the agent each belongs to.
+    timers: Vec<TimerSlot>,
+    timer_agent: Vec<u32>,
+    /// Handles of the packets the agent being called sent, and its timer changes (kept to
+    /// reuse their memory).
+    sent: Vec<u32>,
+    reqs: Vec<TimerReq>,
     next_uid: u64,
     events: u64,
     hops: u64,
@@ -415,6 +423,11 @@ impl<M: Metering> Simulator<M> {
                 .map(|l| (l.from, l.to, l.up))
                 .collect::<Vec<_>>(),
         );
+        let mut timer_agent = Vec::new();
+        for (i, a) in agents.iter().enumerate() {
+            debug_assert_eq!(a.timer_base as usize, timer_agent.len());
+            timer_agent.extend(std::iter::repeat_n(i as u32, usize::from(a.timer_count)));
+        }
         let mut sim = Simulator {
             now: Time::ZERO,
             now_secs: 0.0,
@@ -433,7 +446,10 @@ impl<M: Metering> Simulator<M> {
             agents,
             flows,
             changes,
-            scratch: Vec::new(),
+            timers: vec![TimerSlot::default(); timer_agent.len()],
+            timer_agent,
+            sent: Vec::new(),
+            reqs: Vec::new(),
             next_uid: 0,
             events: 0,
             hops: 0,
@@ -621,7 +637,7 @@ impl<M: Metering> Simulator<M> {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l as usize, key),
             Event::PipeHead(l) => self.on_pipe_head(l as usize, key),
-            Event::AgentWake(a) => self.on_agent_wake(a as usize, key),
+            Event::Timer(t) => self.on_timer(t as usize, key),
             Event::FlowStart(f) => {
                 let f = f as usize;
                 self.call_agent(2 * f + 1, |a, ctx| a.on_start(ctx));
@@ -637,80 +653,70 @@ impl<M: Metering> Simulator<M> {
 
     // ---- agents -------------------------------------------------------------------------
 
+    /// Call agent `idx`, then send what it sent and apply its timer changes, in that order:
+    /// NS-2 agents transmit before they re-arm a timer (CBR: send, then `resched`), so packets
+    /// take their scheduler sequence numbers first (`crate::agent`, "Timers").
+    ///
+    /// Calls do not nest: what an agent sends enters the network at its own node, and reaches
+    /// an agent (the peer, at another node) only through a link's or host stage's event.
+    #[inline]
     fn call_agent(&mut self, idx: usize, f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>)) {
-        let mut out = std::mem::take(&mut self.scratch);
-        let now = self.now;
+        debug_assert!(
+            self.sent.is_empty() && self.reqs.is_empty(),
+            "nested agent call"
+        );
         let Some(slot) = self.agents.get_mut(idx) else {
             return;
         };
+        let base = slot.timer_base as usize;
+        let timers = &self.timers[base..base + usize::from(slot.timer_count)];
         {
             let mut ctx = AgentCtx::new(
-                now,
+                self.now,
                 slot.flow,
                 slot.dir,
                 slot.node,
                 slot.peer,
                 &mut slot.rng,
-                &mut out,
+                &mut self.store,
+                &mut self.next_uid,
+                &mut self.sent,
+                timers,
+                &mut self.reqs,
             );
             f(&mut slot.agent, &mut ctx);
         }
-        // NS-2 agents usually transmit before re-arming their timers (CBR: send, then
-        // resched), so packets get their scheduler sequence numbers first.
-        for pkt in out.drain(..) {
-            self.inject(idx, pkt);
-        }
-        self.scratch = out;
-        self.update_wake(idx);
-    }
-
-    /// Poll the agent's next wake-up after a call. A new time gets a fresh sequence number (as
-    /// NS-2's `resched` would); the heap only gets a new event when the wake-up moves earlier.
-    fn update_wake(&mut self, idx: usize) {
-        let agent = &self.agents[idx].agent;
-        let want = agent.next_wake().map(|t| {
-            if t <= self.now {
-                (self.now, self.now_secs)
-            } else {
-                // NS-2's double time for the wake-up, when the agent keeps one.
-                let shadow = agent
-                    .next_wake_secs()
-                    .filter(|s| s.is_finite() && Time::from_secs_f64(*s) == t)
-                    .unwrap_or_else(|| secs(t));
-                (t, shadow)
+        if !self.sent.is_empty() {
+            for i in 0..self.sent.len() {
+                let id = self.sent[i];
+                self.inject(idx, id);
             }
-        });
-        let slot_desired = self.agents[idx].desired;
-        match want {
-            None => self.agents[idx].desired = None,
-            Some((t, sh)) if slot_desired.map(|d| (d.time, d.shadow)) == Some((t, sh)) => {}
-            Some((t, shadow)) => {
-                let key = Key {
-                    time: t,
-                    shadow,
-                    seq: self.next_seq(),
-                };
-                let slot = &mut self.agents[idx];
-                slot.desired = Some(key);
-                if slot.queued.is_none_or(|q| q > key) {
-                    slot.queued = Some(key);
-                    self.heap.push(key, Event::AgentWake(idx as u32));
+            self.sent.clear();
+        }
+        if !self.reqs.is_empty() {
+            let (now, now_secs) = (self.now, self.now_secs);
+            for i in 0..self.reqs.len() {
+                let r = self.reqs[i];
+                let ti = base + usize::from(r.id);
+                if let Some(key) = self.timers[ti].apply(r.at, now, now_secs, &mut self.seq) {
+                    self.heap.push(key, Event::Timer(ti as u32));
                 }
             }
+            self.reqs.clear();
         }
     }
 
-    fn on_agent_wake(&mut self, idx: usize, key: Key) {
-        let Some(slot) = self.agents.get_mut(idx) else {
+    /// Timer `ti`'s event popped: expire it, or re-queue it if it was re-armed later.
+    fn on_timer(&mut self, ti: usize, key: Key) {
+        let Some(timer) = self.timers.get_mut(ti) else {
             return;
         };
-        if slot.queued != Some(key) {
-            return; // superseded by an earlier wake-up
-        }
-        slot.queued = None;
-        match slot.desired {
-            Some(d) if d == key => {
-                slot.desired = None;
+        match timer.pop(key) {
+            TimerPop::Stale => {}
+            TimerPop::Requeue(k) => self.heap.push(k, Event::Timer(ti as u32)),
+            TimerPop::Fire => {
+                let idx = self.timer_agent[ti] as usize;
+                let slot = &mut self.agents[idx];
                 if slot.stuck.0 == key.time {
                     slot.stuck.1 += 1;
                     if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
@@ -724,54 +730,48 @@ impl<M: Metering> Simulator<M> {
                 } else {
                     slot.stuck = (key.time, 0);
                 }
-                self.call_agent(idx, |a, ctx| a.on_wake(ctx));
+                let id = TimerId((ti - slot.timer_base as usize) as u8);
+                self.call_agent(idx, |a, ctx| a.on_timer(id, ctx));
             }
-            Some(d) => {
-                // The agent moved its wake-up later: re-queue it with the sequence number it
-                // got when it asked, so ties still break in NS-2's order.
-                slot.queued = Some(d);
-                self.heap.push(d, Event::AgentWake(idx as u32));
-            }
-            None => {}
         }
     }
 
-    /// A packet an agent sent enters the network at the agent's node, through the host's
+    /// A packet agent `idx` sent (`id`, in the store, addressed and numbered by
+    /// [`AgentCtx::send`]) enters the network at the agent's node, through the host's
     /// outgoing stage.
-    fn inject(&mut self, idx: usize, mut pkt: Packet) {
+    #[inline]
+    fn inject(&mut self, idx: usize, id: u32) {
         let slot = &self.agents[idx];
-        // The packet belongs to the agent's flow and direction whatever the agent wrote.
-        pkt.flow = slot.flow;
-        pkt.dir = slot.dir;
-        pkt.src = slot.node;
-        pkt.uid = self.next_uid;
-        self.next_uid += 1;
-        slot.marking.apply(&mut pkt);
-        let node = slot.node;
-        self.count_sent();
-        let f = &mut self.flows[pkt.flow as usize];
-        let d = dir_index(pkt.dir);
+        let pkt = &mut self.store[id];
+        slot.marking.apply(pkt);
+        let (node, d) = (slot.node, dir_index(slot.dir));
+        let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
+        let meter = M::FLOWS && metered(pkt);
+        let f = &mut self.flows[slot.flow as usize];
         f.acct[d].sent += 1;
-        if M::FLOWS && metered(&pkt) {
-            f.rec[d].on_sent(self.now, pkt.size, pkt.payload);
+        if meter {
+            f.rec[d].on_sent(self.now, size, payload);
         }
-        if self.agents[idx].egress.holds(&pkt) {
-            self.enter_stage(idx, pkt, true);
+        let staged = slot.egress.holds(protected);
+        self.count_sent();
+        if staged {
+            self.enter_stage(idx, id, true);
             return;
         }
-        self.enter(pkt, node);
+        self.arrive(id, node);
     }
 
-    /// Queue `pkt` in the agent's outgoing (`egress`) or incoming host stage.
-    fn enter_stage(&mut self, idx: usize, pkt: Packet, egress: bool) {
+    /// Queue packet `id` in the agent's outgoing (`egress`) or incoming host stage.
+    fn enter_stage(&mut self, idx: usize, id: u32, egress: bool) {
         let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
+        let protected = self.store[id].protected;
         let slot = &mut self.agents[idx];
         let stage = if egress {
             &mut slot.egress
         } else {
             &mut slot.ingress
         };
-        if let Some(key) = stage.push(pkt, now, now_secs, seq) {
+        if let Some(key) = stage.push(id, protected, now, now_secs, seq) {
             self.heap.push(key, stage_event(idx, egress));
         }
     }
@@ -786,7 +786,7 @@ impl<M: Metering> Simulator<M> {
         } else {
             &mut slot.ingress
         };
-        let Some((pkt, next)) = stage.pop(key) else {
+        let Some((id, next)) = stage.pop(key) else {
             return;
         };
         if let Some(next) = next {
@@ -794,29 +794,19 @@ impl<M: Metering> Simulator<M> {
         }
         if egress {
             let node = self.agents[idx].node;
-            self.enter(pkt, node);
+            self.arrive(id, node);
         } else {
-            self.hand_over(idx, pkt);
+            self.hand_over(idx, id);
         }
     }
 
     // ---- forwarding ---------------------------------------------------------------------
 
-    /// A packet enters the network at `node` (from an agent, a host stage or a policy).
-    fn enter(&mut self, pkt: Packet, node: NodeId) {
-        if node == pkt.dst {
-            self.deliver(pkt, node);
-            return;
-        }
-        let id = self.store.insert(pkt);
-        self.forward(id, node);
-    }
-
     /// The packet `id` is at `node`: deliver it, or forward it on the next-hop link.
+    #[inline]
     fn arrive(&mut self, id: u32, node: NodeId) {
         if node == self.store[id].dst {
-            let pkt = self.store.remove(id);
-            self.deliver(pkt, node);
+            self.deliver(id, node);
             return;
         }
         self.forward(id, node);
@@ -833,22 +823,26 @@ impl<M: Metering> Simulator<M> {
         }
     }
 
-    fn deliver(&mut self, pkt: Packet, node: NodeId) {
+    fn deliver(&mut self, id: u32, node: NodeId) {
+        let pkt = &self.store[id];
         let idx = 2 * pkt.flow as usize + usize::from(pkt.dir == Direction::Forward);
-        if self.agents.get(idx).map(|a| a.node) != Some(node) {
+        let Some(agent) = self.agents.get(idx).filter(|a| a.node == node) else {
             // Addressed to a node where this flow has no agent.
-            self.drop_packet(None, pkt, DropCause::Down);
+            self.drop_id(None, id, DropCause::Down);
+            return;
+        };
+        if agent.ingress.holds(pkt.protected) {
+            self.enter_stage(idx, id, false);
             return;
         }
-        if self.agents[idx].ingress.holds(&pkt) {
-            self.enter_stage(idx, pkt, false);
-            return;
-        }
-        self.hand_over(idx, pkt);
+        self.hand_over(idx, id);
     }
 
-    /// Give a packet to its destination agent: it is delivered.
-    fn hand_over(&mut self, idx: usize, pkt: Packet) {
+    /// Give packet `id` to its destination agent: it is delivered, and leaves the store
+    /// (its slot is free for what the agent sends in reply).
+    #[inline]
+    fn hand_over(&mut self, idx: usize, id: u32) {
+        let pkt = self.store.remove(id);
         self.in_network -= 1;
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
@@ -859,25 +853,21 @@ impl<M: Metering> Simulator<M> {
                 f.rec[d].on_exposed(self.now);
             }
         }
-        self.call_agent(idx, move |a, ctx| a.on_packet(pkt, ctx));
+        self.call_agent(idx, |a, ctx| a.on_packet(&pkt, ctx));
     }
 
-    /// Drop a packet held in the store.
+    /// Drop a packet held in the store, freeing its slot.
     fn drop_id(&mut self, link: Option<usize>, id: u32, cause: DropCause) {
-        let pkt = self.store.remove(id);
-        self.drop_packet(link, pkt, cause);
-    }
-
-    fn drop_packet(&mut self, link: Option<usize>, pkt: Packet, cause: DropCause) {
         self.in_network -= 1;
         if let Some(l) = link {
-            self.trace(TraceEvent::Drop, l, &pkt, Some(cause));
+            self.trace_id(TraceEvent::Drop, l, id, Some(cause));
             self.links[l].stats.drops[cause.index()] += 1;
         }
+        let pkt = &self.store[id];
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].dropped[cause.index()] += 1;
-        if M::FLOWS && metered(&pkt) {
+        if M::FLOWS && metered(pkt) {
             f.rec[d].on_dropped(self.now, cause);
         }
         // Only payload-carrying data packets: their sequence numbers are the ones a TFRC
@@ -889,6 +879,7 @@ impl<M: Metering> Simulator<M> {
                 }
             }
         }
+        self.store.free(id);
     }
 
     fn note_queue(&mut self, l: usize) {
@@ -1170,7 +1161,8 @@ impl<M: Metering> Simulator<M> {
             f.rec[d].on_sent(self.now, pkt.size, 0);
         }
         let at = pkt.src;
-        self.enter(pkt, at);
+        let id = self.store.insert(pkt);
+        self.arrive(id, at);
     }
 
     // ---- link failures ------------------------------------------------------------------
@@ -1257,17 +1249,9 @@ impl<M: Metering> Simulator<M> {
         self.schedule(next, secs(next), Event::Sample);
     }
 
-    /// Trace a packet event, if tracing is on. Inlined so that the usual case (off) costs one
-    /// branch at the call site; the line itself is built out of line.
-    #[inline(always)]
-    fn trace(&mut self, ev: TraceEvent, l: usize, pkt: &Packet, cause: Option<DropCause>) {
-        if let Some(t) = &mut self.tracer {
-            let link = &self.links[l];
-            trace_line(t, self.now, link, &self.flows, &self.agents, ev, pkt, cause);
-        }
-    }
-
-    /// [`Simulator::trace`] for a packet in the store.
+    /// Trace an event of the packet `id` in the store, if tracing is on. Inlined so that the
+    /// usual case (off) costs one branch at the call site; the line itself is built out of
+    /// line.
     #[inline(always)]
     fn trace_id(&mut self, ev: TraceEvent, l: usize, id: u32, cause: Option<DropCause>) {
         if let Some(t) = &mut self.tracer {
@@ -1290,7 +1274,8 @@ impl<M: Metering> Simulator<M> {
         }
         // Packets in host stages are sent but not yet delivered.
         for a in &self.agents {
-            for p in a.egress.packets().chain(a.ingress.packets()) {
+            for id in a.egress.packets().chain(a.ingress.packets()) {
+                let p = &self.store[id];
                 self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         }

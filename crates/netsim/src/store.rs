@@ -29,6 +29,14 @@ impl PacketStore {
         id
     }
 
+    /// Free a packet's slot (dropping the packet).
+    #[inline]
+    pub fn free(&mut self, id: u32) {
+        let old = self.slots[id as usize].take();
+        debug_assert!(old.is_some(), "a live packet handle (simulator invariant)");
+        self.free.push(id);
+    }
+
     /// Take a packet out of the store, freeing its handle.
     #[inline]
     pub fn remove(&mut self, id: u32) -> Packet {

@@ -32,6 +32,7 @@
 pub mod beyond;
 pub mod claims;
 pub mod printed;
+pub mod rfc8867;
 pub mod seed000;
 pub mod seed001;
 pub mod seed002;
@@ -368,6 +369,16 @@ pub trait Paper: Sync {
     ) -> Vec<MetricValue> {
         Vec::new()
     }
+    /// Time series to keep from the first seed's replicated run of each configuration, for
+    /// the report's charts (kept in memory, not written to `runs.csv`). Default: none.
+    fn series(
+        &self,
+        _experiment: &Experiment,
+        _scenario: &Scenario,
+        _run: &RunOutput,
+    ) -> Vec<report::Series> {
+        Vec::new()
+    }
     /// The report, from the results of [`Paper::experiments`].
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String>;
 }
@@ -416,6 +427,11 @@ pub fn registry() -> Vec<Entry> {
             title: beyond::Beyond.title(),
             paper: &beyond::Beyond,
         },
+        Entry {
+            id: "rfc8867",
+            title: rfc8867::Rfc8867.title(),
+            paper: &rfc8867::Rfc8867,
+        },
     ]
 }
 
@@ -462,6 +478,8 @@ pub struct RunResult {
     /// Every number of the run: `summary.json`'s metrics as `sweep` aggregates them
     /// ([`metric_values`]), then the paper's [`Paper::measure`] values.
     pub values: Vec<MetricValue>,
+    /// The paper's [`Paper::series`], for the first seed's replicated run only.
+    pub series: Vec<report::Series>,
 }
 
 impl RunResult {
@@ -768,6 +786,11 @@ fn run_task(p: &Prepared, t: &Task) -> Result<(RunResult, Duration), String> {
     let summary = summary::summarize(&s, &out);
     let mut values = metric_values(&summary);
     values.extend(p.paper.measure(e, &s, &out));
+    let series = if t.replicated && t.seed == 1 {
+        p.paper.series(e, &s, &out)
+    } else {
+        Vec::new()
+    };
     Ok((
         RunResult {
             experiment: e.id.clone(),
@@ -777,6 +800,7 @@ fn run_task(p: &Prepared, t: &Task) -> Result<(RunResult, Duration), String> {
             offsets,
             summary,
             values,
+            series,
         },
         out.wall,
     ))
@@ -920,7 +944,7 @@ mod tests {
     }
 
     #[test]
-    fn registry_lists_the_five_papers_in_order() {
+    fn registry_lists_the_papers_then_the_extra_suites_in_order() {
         let ids: Vec<&str> = registry().iter().map(|e| e.id).collect();
         assert_eq!(
             ids,
@@ -930,7 +954,8 @@ mod tests {
                 "seed-002",
                 "seed-003",
                 "seed-004",
-                "beyond-seeds"
+                "beyond-seeds",
+                "rfc8867"
             ]
         );
         for e in registry() {
@@ -938,7 +963,7 @@ mod tests {
         }
         assert!(select(&["seed-9".into()]).is_err());
         assert_eq!(select(&["seed-004".into()]).unwrap().len(), 1);
-        assert_eq!(select(&[]).unwrap().len(), 6);
+        assert_eq!(select(&[]).unwrap().len(), registry().len());
     }
 
     #[test]

@@ -776,6 +776,10 @@ pub fn markdown(selected: &[Entry], outcome: &Outcome, budget: &Budget, command:
         outcome.jobs,
     );
     for e in super::registry() {
+        // A page for some of the papers (docs/media.md) lists only those.
+        if !selected.iter().any(|s| s.id == e.id) {
+            continue;
+        }
         let Some(p) = outcome.papers.iter().find(|p| p.entry.id == e.id) else {
             let _ = writeln!(out, "### {}\n\n{}.\n", e.id, status(&e, selected, outcome));
             continue;

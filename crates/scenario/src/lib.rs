@@ -11,12 +11,14 @@ mod error;
 pub mod overrides;
 mod parse;
 mod raw;
+pub mod traces;
 pub mod units;
 
 use std::path::Path;
 use std::time::Duration;
 
 pub use error::{Problem, ScenarioError};
+pub use parse::DEFAULT_DEADLINE;
 
 /// The most flows a scenario may have. A flow costs about 15 KiB of simulator state before it
 /// sends anything (agents, recorders, histograms), so 10⁵ flows take 1.5 GB; a 10⁵-flow run
@@ -59,6 +61,45 @@ pub struct Scenario {
     /// `ttl_notices`: a router that drops a packet for TTL returns a time-exceeded notice to
     /// its source (seed 000 E5). Default: on when a TFRC flow uses `adaptive-ttl`.
     pub ttl_notices: bool,
+    /// `[real]`: how `tfrclab validate --real` runs the scenario on a real network.
+    pub real: RealSettings,
+}
+
+/// `[real]`: the real-network comparison's settings (`docs/scenario.md`, section `[real]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RealSettings {
+    /// `reps` (default 10): real runs, when the command line gives no `--reps`.
+    pub reps: u32,
+    /// `sim_seeds` (default 10): simulated runs (seeds 1…N) beside them.
+    pub sim_seeds: u32,
+    /// `start_jitter` (default 50 ms): with each simulated seed, every flow starts up to this
+    /// much later (drawn from the seed), so that the simulated mean is over start phases as
+    /// the real runs' is.
+    pub start_jitter: Duration,
+    /// `lateness_p99` (default 0.5 ms): a real run whose emulator writes are later than this
+    /// at the 99th percentile is marked distorted.
+    pub lateness_p99: Duration,
+    /// `send_lateness_p99` (default 1 ms): the same for a paced sender (TFRC, CBR) against
+    /// its own send times.
+    pub send_lateness_p99: Duration,
+    /// `tcp_info_interval` (default 10 ms): how often the kernel's TCP state is sampled.
+    pub tcp_info_interval: Duration,
+    /// `why`: a sentence saying why these settings.
+    pub why: Option<String>,
+}
+
+impl Default for RealSettings {
+    fn default() -> Self {
+        RealSettings {
+            reps: 10,
+            sim_seeds: 10,
+            start_jitter: Duration::from_millis(50),
+            lateness_p99: Duration::from_micros(500),
+            send_lateness_p99: Duration::from_millis(1),
+            tcp_info_interval: Duration::from_millis(10),
+            why: None,
+        }
+    }
 }
 
 /// `[protection]`: what protecting a packet costs, and which flows protect every packet.
@@ -343,6 +384,11 @@ pub struct Flow {
     pub packet_size: u32,
     /// Kind and kind-specific settings.
     pub kind: FlowKind,
+    /// `real`: what runs the flow on a real network (`tfrclab validate --real`): for TCP the
+    /// kernel's congestion control (`"reno"`, `"cubic"`, `"bbr"`, …), for TFRC `"tfrc"`
+    /// (`tfrclab send`), for UDP `"cbr"`. `None`: not said (TFRC and UDP then run as
+    /// `"tfrc"` and `"cbr"`; a TCP flow has no default).
+    pub real: Option<String>,
 }
 
 /// What a flow runs.
@@ -358,6 +404,9 @@ pub enum FlowKind {
         window_init: u32,
         /// `delayed_ack`: TCPSink/DelAck (default false).
         delayed_ack: bool,
+        /// `[flows.on_off]`: short transfers separated by idle periods instead of one
+        /// always-backlogged transfer (RFC 8867 §5.7's short TCP flows).
+        on_off: Option<OnOff>,
     },
     /// `kind = "udp"`: a CBR source over UDP.
     Udp {
@@ -378,6 +427,75 @@ pub enum FlowKind {
         /// catalogue `tfrc::variants`, in file order; empty: the plain profile).
         variants: Vec<tfrc::variants::VariantChoice>,
     },
+    /// `kind = "media"`: a video application (`crates/media`) over a media congestion
+    /// controller; the application's target rate follows the controller.
+    Media {
+        /// `controller` and its settings.
+        controller: MediaController,
+        /// `[flows.source]`: where frames come from.
+        source: MediaSource,
+        /// `deadline`: the playout delay; a frame complete later is late (default 400 ms).
+        deadline: Duration,
+        /// `pauses = [["40s", "60s"], ...]`: the source stops producing frames from the first
+        /// time to the second and then resumes (RFC 8867 §5.8); sorted, disjoint, within the
+        /// flow's life.
+        pauses: Vec<(Duration, Duration)>,
+    },
+}
+
+/// The congestion controller of a media flow (`controller`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MediaController {
+    /// `controller = "tfrc"` (default): the TFRC core, with `profile` and `variants` as on a
+    /// TFRC flow; `packet_size` is its segment size and the media packets' largest payload.
+    Tfrc {
+        /// `profile` (default rfc5348).
+        profile: TfrcProfile,
+        /// `variants`, as on a TFRC flow.
+        variants: Vec<tfrc::variants::VariantChoice>,
+    },
+}
+
+impl MediaController {
+    /// The name used in the scenario file and in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MediaController::Tfrc { .. } => "tfrc",
+        }
+    }
+}
+
+/// Where a media flow's frames come from (`[flows.source]`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MediaSource {
+    /// `model = "statistical"` (default): RFC 8593's model, following the controller.
+    Statistical(media::model::StatisticalConfig),
+    /// `model = "trace"`: a frame-size trace played as recorded.
+    Trace {
+        /// `file`, relative to the scenario file, as written.
+        file: String,
+        /// The parsed trace.
+        trace: media::trace::FrameTrace,
+        /// `loop` (default true): repeat the trace until the flow stops.
+        looped: bool,
+    },
+}
+
+/// `[flows.on_off]` of a TCP flow: a sequence of file transfers interleaved with idle periods.
+/// Each file's size is uniform in `[size_min, size_max]` bytes; each idle period is exponential
+/// with mean `off_mean`; every transfer restarts from the initial window (a new short
+/// connection, `docs/media.md`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnOff {
+    /// `size_min`, bytes.
+    pub size_min: u64,
+    /// `size_max`, bytes.
+    pub size_max: u64,
+    /// `off_mean`.
+    pub off_mean: Duration,
+    /// `start_on` (default true): the first transfer starts at `start`; otherwise an idle
+    /// period comes first.
+    pub start_on: bool,
 }
 
 /// TCP variant (loss-recovery policy).
@@ -614,10 +732,15 @@ impl std::str::FromStr for Scenario {
 }
 
 impl Flow {
-    /// The TFRC variants the flow runs (empty for other kinds).
+    /// The TFRC variants the flow runs (a TFRC flow's, or a media flow's TFRC controller's;
+    /// empty for other kinds).
     pub fn variants(&self) -> &[tfrc::variants::VariantChoice] {
         match &self.kind {
             FlowKind::Tfrc { variants, .. } => variants,
+            FlowKind::Media {
+                controller: MediaController::Tfrc { variants, .. },
+                ..
+            } => variants,
             _ => &[],
         }
     }
@@ -637,6 +760,7 @@ impl FlowKind {
             FlowKind::Tcp { .. } => "tcp",
             FlowKind::Udp { .. } => "udp",
             FlowKind::Tfrc { .. } => "tfrc",
+            FlowKind::Media { .. } => "media",
         }
     }
 }

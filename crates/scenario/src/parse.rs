@@ -369,7 +369,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             None => format!("{}-{}", l.from.get_ref(), l.to.get_ref()),
         };
         if let Some(t) = &l.trace {
-            let steps = capacity_trace(&mut cx, file, &t.get_ref().file);
+            let steps = link_trace(&mut cx, file, t.get_ref(), duration);
             trace_steps.extend(steps.into_iter().map(|(at, b)| (links.len(), at, b)));
         }
         links.push(Link {
@@ -463,7 +463,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     }
     for f in raw.flows.iter().take(MAX_FLOWS) {
         let f = f.get_ref();
-        if let Some(flow) = flow_spec(&mut cx, f, &nodes, &reach, duration) {
+        if let Some(flow) = flow_spec(&mut cx, file, f, &nodes, &reach, duration) {
             if flow_names.insert(flow.name.clone(), ()).is_some() {
                 cx.err(
                     f.name.span(),
@@ -661,6 +661,8 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         }
     };
 
+    let real = real_settings(&mut cx, raw.real.as_ref(), &flows);
+
     if !cx.problems.is_empty() {
         cx.problems.sort_by_key(|p| (p.line, p.column));
         return Err(ScenarioError {
@@ -693,7 +695,68 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
         tolerances,
         protection,
         ttl_notices,
+        real,
     })
+}
+
+/// `[real]`: each key checked, defaults for the rest.
+fn real_settings(
+    cx: &mut Ctx<'_>,
+    raw: Option<&Spanned<crate::raw::RawReal>>,
+    flows: &[Flow],
+) -> RealSettings {
+    let mut r = RealSettings::default();
+    let Some(raw) = raw.map(|x| x.get_ref()) else {
+        return r;
+    };
+    if let Some(n) = &raw.reps {
+        r.reps = cx.count(n, "reps", 1, 10_000).unwrap_or(r.reps);
+    }
+    if let Some(n) = &raw.sim_seeds {
+        r.sim_seeds = cx.count(n, "sim_seeds", 1, 10_000).unwrap_or(r.sim_seeds);
+    }
+    if let Some(j) = &raw.start_jitter {
+        if let Some(d) = cx.duration(j, "start_jitter") {
+            r.start_jitter = d;
+            if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
+                cx.err(
+                    j.span(),
+                    format!(
+                        "`start_jitter` could start flow \"{}\" at or after its stop",
+                        f.name
+                    ),
+                    "a jitter shorter than every flow's stop − start".to_string(),
+                );
+            }
+        }
+    }
+    for (field, value, key) in [
+        (&mut r.lateness_p99, &raw.lateness_p99, "lateness_p99"),
+        (
+            &mut r.send_lateness_p99,
+            &raw.send_lateness_p99,
+            "send_lateness_p99",
+        ),
+        (
+            &mut r.tcp_info_interval,
+            &raw.tcp_info_interval,
+            "tcp_info_interval",
+        ),
+    ] {
+        if let Some(v) = value {
+            match cx.duration(v, key) {
+                Some(d) if !d.is_zero() => *field = d,
+                Some(_) => cx.err(
+                    v.span(),
+                    format!("`{key}` is zero"),
+                    "a positive duration such as \"1ms\"".to_string(),
+                ),
+                None => {}
+            }
+        }
+    }
+    r.why = raw.why.clone();
+    r
 }
 
 fn known_nodes(nodes: &NodeTable) -> String {
@@ -1054,6 +1117,85 @@ fn red_variants(cx: &mut Ctx<'_>, kind: &str, r: Option<&RawRed>, p: &mut RedPar
     } else {
         RedMaxP::AdaptiveQ3(a)
     };
+}
+
+/// `[links.trace]`: the steps of a CSV capacity trace or of a Mahimahi trace read over bins
+/// (`crate::traces`).
+fn link_trace(
+    cx: &mut Ctx<'_>,
+    scenario: &str,
+    t: &crate::raw::RawLinkTrace,
+    duration: Duration,
+) -> Vec<(Duration, f64)> {
+    let format = t.format.as_ref().map(|f| (f.span(), f.get_ref().as_str()));
+    match format {
+        None | Some((_, "csv")) => {
+            if let Some(b) = &t.bin {
+                cx.err(
+                    b.span(),
+                    "`bin` is a key of Mahimahi traces",
+                    "format = \"mahimahi\", or no `bin`".to_string(),
+                );
+            }
+            capacity_trace(cx, scenario, &t.file)
+        }
+        Some((_, "mahimahi")) => {
+            let bin = match &t.bin {
+                Some(b) => match cx.duration(b, "bin") {
+                    Some(d) if !d.is_zero() => d,
+                    Some(_) => {
+                        cx.err(b.span(), "`bin` is zero", "e.g. \"100ms\"".to_string());
+                        return Vec::new();
+                    }
+                    None => return Vec::new(),
+                },
+                None => Duration::from_millis(100),
+            };
+            let path = std::path::Path::new(scenario)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(t.file.get_ref());
+            const EXPECTED: &str = "one delivery opportunity per line: a whole number of \
+                 milliseconds, never decreasing, the last one positive (Mahimahi's format)";
+            let text = match std::fs::read_to_string(&path) {
+                Ok(x) => x,
+                Err(e) => {
+                    cx.err(
+                        t.file.span(),
+                        format!("Mahimahi trace {}: cannot read it: {e}", path.display()),
+                        "a readable trace file".to_string(),
+                    );
+                    return Vec::new();
+                }
+            };
+            let steps = crate::traces::parse_mahimahi(&text)
+                .and_then(|ops| crate::traces::mahimahi_steps(&ops, bin, duration));
+            match steps {
+                Ok(s) => s,
+                Err(p) => {
+                    let at = if p.line > 0 {
+                        format!(" line {}:", p.line)
+                    } else {
+                        ":".to_string()
+                    };
+                    cx.err(
+                        t.file.span(),
+                        format!("Mahimahi trace {}{at} {}", path.display(), p.message),
+                        EXPECTED.to_string(),
+                    );
+                    Vec::new()
+                }
+            }
+        }
+        Some((span, other)) => {
+            cx.err(
+                span,
+                format!("unknown trace format \"{other}\""),
+                "\"csv\" (time_s,bandwidth rows) or \"mahimahi\"".to_string(),
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// The steps of a capacity trace: a CSV file (relative to the scenario file `scenario`) whose
@@ -1609,6 +1751,7 @@ fn reachable(adj: &[Vec<usize>], from: usize, to: usize) -> bool {
 
 fn flow_spec(
     cx: &mut Ctx<'_>,
+    file: &str,
     f: &RawFlow,
     nodes: &NodeTable,
     reach: &Reach,
@@ -1623,16 +1766,16 @@ fn flow_spec(
         );
     }
     let kind_name = f.kind.get_ref().as_str();
-    if !["tcp", "udp", "tfrc"].contains(&kind_name) {
+    if !["tcp", "udp", "tfrc", "media"].contains(&kind_name) {
         cx.err(
             f.kind.span(),
             format!("unknown flow kind \"{kind_name}\""),
-            "\"tcp\", \"udp\" or \"tfrc\"".to_string(),
+            "\"tcp\", \"udp\", \"tfrc\" or \"media\"".to_string(),
         );
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 8] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 13] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
@@ -1649,10 +1792,21 @@ fn flow_spec(
         ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
         ("variants", f.variants.as_ref().map(|v| v.span()), "tfrc"),
         ("delayed_ack", None, "tcp"),
+        ("on_off", f.on_off.as_ref().map(|v| v.span()), "tcp"),
+        (
+            "controller",
+            f.controller.as_ref().map(|v| v.span()),
+            "media",
+        ),
+        ("deadline", f.deadline.as_ref().map(|v| v.span()), "media"),
+        ("source", f.source.as_ref().map(|v| v.span()), "media"),
+        ("pauses", f.pauses.as_ref().map(|v| v.span()), "media"),
     ];
     for (key, span, owner) in owned {
         if let Some(span) = span {
-            if owner != kind_name {
+            // A media flow's TFRC controller takes the TFRC keys too.
+            let shared = key == "variants" && kind_name == "media";
+            if owner != kind_name && !shared {
                 cx.err(
                     span,
                     format!(
@@ -1673,7 +1827,7 @@ fn flow_spec(
             cx.err(
                 p.span(),
                 format!(
-                    "`profile` is a tfrc key (and a tcp key with variant = \"cubic\", or \"reno\" with profile = \"linux\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
+                    "`profile` is a tfrc and media key (and a tcp key with variant = \"cubic\", or \"reno\" with profile = \"linux\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
                     if kind_name == "tcp" {
                         format!(" with variant = \"{}\"", variant.unwrap_or("newreno"))
                     } else {
@@ -1871,11 +2025,32 @@ fn flow_spec(
                     "delayed_ack = false (or omitted) with variant = \"cubic\"".to_string(),
                 );
             }
+            let on_off = f.on_off.as_ref().and_then(|o| on_off_spec(cx, o));
+            if let (Some(o), TcpVariant::Cubic(_) | TcpVariant::Linux(_)) = (&f.on_off, variant) {
+                cx.err(
+                    o.span(),
+                    format!(
+                        "flow \"{name}\": [flows.on_off] with variant = \"{}\"{}",
+                        if matches!(variant, TcpVariant::Linux(LinuxCc::Reno)) {
+                            "reno"
+                        } else {
+                            "cubic"
+                        },
+                        if linux {
+                            " and profile = \"linux\""
+                        } else {
+                            ""
+                        }
+                    ),
+                    "a tahoe, reno, newreno or sack flow for on/off transfers".to_string(),
+                );
+            }
             FlowKind::Tcp {
                 variant,
                 window,
                 window_init,
                 delayed_ack,
+                on_off,
             }
         }
         "udp" => {
@@ -1893,31 +2068,11 @@ fn flow_spec(
                 max_packets,
             }
         }
-        _ => {
-            let profile = match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
-                None | Some((_, "rfc5348")) => TfrcProfile::Rfc5348,
-                Some((_, "ns2")) => TfrcProfile::Ns2,
-                Some((span, other)) => {
-                    cx.err(
-                        span,
-                        format!("unknown TFRC profile \"{other}\""),
-                        "\"rfc5348\" or \"ns2\"".to_string(),
-                    );
-                    TfrcProfile::Rfc5348
-                }
-            };
+        "tfrc" => {
+            let (profile, variants) = tfrc_settings(cx, f, packet_size);
             let app_rate_bps = match &f.app_rate {
                 Some(r) => Some(cx.bandwidth(r, "app_rate")?),
                 None => None,
-            };
-            let base = match profile {
-                TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
-                TfrcProfile::Ns2 => tfrc::Profile::ns2(),
-            }
-            .with_segment_size(packet_size);
-            let variants = match &f.variants {
-                Some(v) => variant_list(cx, v, base),
-                None => Vec::new(),
             };
             FlowKind::Tfrc {
                 profile,
@@ -1925,7 +2080,36 @@ fn flow_spec(
                 variants,
             }
         }
+        _ => media_spec(cx, file, f, packet_size, (start, stop))?,
     };
+    let real = f.real.as_ref().and_then(|r| {
+        let v = r.get_ref().as_str();
+        let ok = match kind_name {
+            // Linux names congestion controls with up to 15 characters (TCP_CA_NAME_MAX).
+            "tcp" => {
+                !v.is_empty()
+                    && v.len() <= 15
+                    && v.starts_with(|c: char| c.is_ascii_lowercase())
+                    && v.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            }
+            "udp" => v == "cbr",
+            _ => v == "tfrc",
+        };
+        if !ok {
+            let expected = match kind_name {
+                "tcp" => "a Linux congestion control name, e.g. \"reno\", \"cubic\" or \"bbr\"",
+                "udp" => "\"cbr\" (a paced UDP sender)",
+                _ => "\"tfrc\" (`tfrclab send` with the flow's profile)",
+            };
+            cx.err(
+                r.span(),
+                format!("flow \"{name}\": `real = \"{v}\"` cannot run a {kind_name} flow"),
+                expected.to_string(),
+            );
+        }
+        ok.then(|| v.to_string())
+    });
     Some(Flow {
         name,
         from: from?,
@@ -1934,6 +2118,311 @@ fn flow_spec(
         stop,
         packet_size,
         kind,
+        real,
+    })
+}
+
+/// `profile` and `variants` of a TFRC flow (or of a media flow's TFRC controller).
+fn tfrc_settings(
+    cx: &mut Ctx<'_>,
+    f: &RawFlow,
+    packet_size: u32,
+) -> (TfrcProfile, Vec<tfrc::variants::VariantChoice>) {
+    let profile = match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
+        None | Some((_, "rfc5348")) => TfrcProfile::Rfc5348,
+        Some((_, "ns2")) => TfrcProfile::Ns2,
+        Some((span, other)) => {
+            cx.err(
+                span,
+                format!("unknown TFRC profile \"{other}\""),
+                "\"rfc5348\" or \"ns2\"".to_string(),
+            );
+            TfrcProfile::Rfc5348
+        }
+    };
+    let base = match profile {
+        TfrcProfile::Rfc5348 => tfrc::Profile::rfc5348(),
+        TfrcProfile::Ns2 => tfrc::Profile::ns2(),
+    }
+    .with_segment_size(packet_size);
+    let variants = match &f.variants {
+        Some(v) => variant_list(cx, v, base),
+        None => Vec::new(),
+    };
+    (profile, variants)
+}
+
+/// The default playout deadline of a media flow.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(400);
+
+/// A `kind = "media"` flow: controller, source and deadline.
+fn media_spec(
+    cx: &mut Ctx<'_>,
+    file: &str,
+    f: &RawFlow,
+    packet_size: u32,
+    (start, stop): (Duration, Duration),
+) -> Option<FlowKind> {
+    let controller = match f
+        .controller
+        .as_ref()
+        .map(|v| (v.span(), v.get_ref().as_str()))
+    {
+        None | Some((_, "tfrc")) => {
+            let (profile, variants) = tfrc_settings(cx, f, packet_size);
+            MediaController::Tfrc { profile, variants }
+        }
+        Some((span, other)) => {
+            cx.err(
+                span,
+                format!("unknown media controller \"{other}\""),
+                "\"tfrc\"".to_string(),
+            );
+            return None;
+        }
+    };
+    let deadline = match &f.deadline {
+        Some(d) => {
+            let v = cx.duration(d, "deadline")?;
+            if v.is_zero() {
+                cx.err(
+                    d.span(),
+                    "`deadline` is 0: no frame could ever be played in time",
+                    "a positive playout delay, e.g. \"400ms\"".to_string(),
+                );
+                return None;
+            }
+            v
+        }
+        None => DEFAULT_DEADLINE,
+    };
+    let source = match &f.source {
+        Some(s) => source_spec(cx, file, s)?,
+        None => MediaSource::Statistical(media::model::StatisticalConfig::default()),
+    };
+    let mut pauses: Vec<(Duration, Duration)> = Vec::new();
+    for p in f.pauses.iter().flat_map(|v| v.get_ref()) {
+        const FORM: &str = "a list of [from, to] pairs, e.g. pauses = [[\"40s\", \"60s\"]]";
+        let [a, b] = p.get_ref().as_slice() else {
+            cx.err(
+                p.span(),
+                "a pause is not a [from, to] pair",
+                FORM.to_string(),
+            );
+            return None;
+        };
+        let (a, b) = (cx.duration(a, "pauses")?, cx.duration(b, "pauses")?);
+        let prev_end = pauses.last().map_or(start, |&(_, e)| e);
+        if a >= b || a <= prev_end || b >= stop {
+            cx.err(
+                p.span(),
+                format!(
+                    "pause [{a:?}, {b:?}] must start after the flow's start ({start:?}) or the \
+                     previous pause's end, end after it starts, and end before the flow stops \
+                     ({stop:?})"
+                ),
+                FORM.to_string(),
+            );
+            return None;
+        }
+        pauses.push((a, b));
+    }
+    Some(FlowKind::Media {
+        controller,
+        source,
+        deadline,
+        pauses,
+    })
+}
+
+/// `[flows.source]`: the statistical model's parameters, or a trace.
+fn source_spec(cx: &mut Ctx<'_>, file: &str, s: &Spanned<RawMediaSource>) -> Option<MediaSource> {
+    let r = s.get_ref();
+    let model = r.model.as_ref().map(|m| (m.span(), m.get_ref().as_str()));
+    let stat_keys: [(&str, Option<Range<usize>>); 11] = [
+        ("fps", r.fps.as_ref().map(|v| v.span())),
+        ("min_rate", r.min_rate.as_ref().map(|v| v.span())),
+        ("max_rate", r.max_rate.as_ref().map(|v| v.span())),
+        ("start_rate", r.start_rate.as_ref().map(|v| v.span())),
+        (
+            "reaction_delay",
+            r.reaction_delay.as_ref().map(|v| v.span()),
+        ),
+        ("key_interval", r.key_interval.as_ref().map(|v| v.span())),
+        (
+            "transient_frames",
+            r.transient_frames.as_ref().map(|v| v.span()),
+        ),
+        ("key_ratio", r.key_ratio.as_ref().map(|v| v.span())),
+        (
+            "transient_threshold",
+            r.transient_threshold.as_ref().map(|v| v.span()),
+        ),
+        ("size_noise", r.size_noise.as_ref().map(|v| v.span())),
+        (
+            "interval_noise",
+            r.interval_noise.as_ref().map(|v| v.span()),
+        ),
+    ];
+    match model {
+        None | Some((_, "statistical")) => {
+            if let Some(f) = &r.file {
+                cx.err(
+                    f.span(),
+                    "`file` is a key of model = \"trace\"",
+                    "model = \"trace\" to play a frame trace".to_string(),
+                );
+                return None;
+            }
+            let mut c = media::model::StatisticalConfig::default();
+            if let Some(v) = &r.fps {
+                c.fps = *v.get_ref();
+            }
+            for (v, slot, key) in [
+                (&r.min_rate, &mut c.r_min, "min_rate"),
+                (&r.max_rate, &mut c.r_max, "max_rate"),
+                (&r.start_rate, &mut c.r_init, "start_rate"),
+            ] {
+                if let Some(v) = v {
+                    *slot = cx.bandwidth(v, key)?;
+                }
+            }
+            if let Some(v) = &r.reaction_delay {
+                c.reaction_delay = nanos(cx.duration(v, "reaction_delay")?);
+            }
+            if let Some(v) = &r.key_interval {
+                let d = cx.duration(v, "key_interval")?;
+                c.key_interval = (!d.is_zero()).then(|| nanos(d));
+            }
+            if let Some(v) = &r.transient_frames {
+                c.transient_frames = cx.count(v, "transient_frames", 2, 10_000)?;
+            }
+            for (v, slot) in [
+                (&r.key_ratio, &mut c.key_ratio),
+                (&r.transient_threshold, &mut c.transient_threshold),
+                (&r.size_noise, &mut c.size_noise),
+                (&r.interval_noise, &mut c.interval_noise),
+            ] {
+                if let Some(v) = v {
+                    *slot = *v.get_ref();
+                }
+            }
+            if let Err(e) = c.validate() {
+                // Point at the key the model refused (its name in the file), or the table.
+                let key = match e.param {
+                    "r_min" => "min_rate",
+                    "r_max" => "max_rate",
+                    "r_init" => "start_rate",
+                    other => other,
+                };
+                let span = stat_keys
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .and_then(|(_, sp)| sp.clone())
+                    .unwrap_or(s.span());
+                cx.err(
+                    span,
+                    format!("media source: `{key}` {}", e.reason),
+                    "a value in the range RFC 8593's model allows (docs/media.md)".to_string(),
+                );
+                return None;
+            }
+            Some(MediaSource::Statistical(c))
+        }
+        Some((_, "trace")) => {
+            if let Some((key, Some(span))) = stat_keys.iter().find(|(_, sp)| sp.is_some()) {
+                cx.err(
+                    span.clone(),
+                    format!("`{key}` is a key of model = \"statistical\"; a trace is played as recorded"),
+                    "only `file` and `loop` with model = \"trace\"".to_string(),
+                );
+                return None;
+            }
+            let Some(f) = &r.file else {
+                cx.err(
+                    s.span(),
+                    "model = \"trace\" needs `file`",
+                    "file = \"frames.csv\" (rows `time,size,type`, relative to the scenario)"
+                        .to_string(),
+                );
+                return None;
+            };
+            let path = std::path::Path::new(file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(f.get_ref());
+            match media::trace::FrameTrace::from_path(&path) {
+                Ok(trace) => Some(MediaSource::Trace {
+                    file: f.get_ref().clone(),
+                    trace,
+                    looped: r.looped.unwrap_or(true),
+                }),
+                Err(e) => {
+                    cx.err(
+                        f.span(),
+                        format!("frame trace {e}"),
+                        "rows `time,size,type` with times increasing and sizes > 0, e.g. \
+                         `0.033,4200,P`"
+                            .to_string(),
+                    );
+                    None
+                }
+            }
+        }
+        Some((span, other)) => {
+            cx.err(
+                span,
+                format!("unknown media source model \"{other}\""),
+                "\"statistical\" or \"trace\"".to_string(),
+            );
+            None
+        }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `[flows.on_off]` of a TCP flow.
+fn on_off_spec(cx: &mut Ctx<'_>, o: &Spanned<RawOnOff>) -> Option<OnOff> {
+    let r = o.get_ref();
+    let size = |cx: &mut Ctx<'_>, v: &Spanned<i64>, key: &str| -> Option<u64> {
+        let n = *v.get_ref();
+        if !(1..=1 << 40).contains(&n) {
+            cx.err(
+                v.span(),
+                format!("`{key}` = {n} is not a file size"),
+                "a number of bytes from 1 to 2^40".to_string(),
+            );
+            return None;
+        }
+        Some(n as u64)
+    };
+    let size_min = size(cx, &r.size_min, "size_min")?;
+    let size_max = size(cx, &r.size_max, "size_max")?;
+    if size_max < size_min {
+        cx.err(
+            r.size_max.span(),
+            format!("`size_max` = {size_max} is below `size_min` = {size_min}"),
+            "size_min ≤ size_max".to_string(),
+        );
+        return None;
+    }
+    let off_mean = cx.duration(&r.off_mean, "off_mean")?;
+    if off_mean.is_zero() {
+        cx.err(
+            r.off_mean.span(),
+            "`off_mean` is 0",
+            "a positive mean idle time, e.g. \"10s\"".to_string(),
+        );
+        return None;
+    }
+    Some(OnOff {
+        size_min,
+        size_max,
+        off_mean,
+        start_on: r.start_on.unwrap_or(true),
     })
 }
 

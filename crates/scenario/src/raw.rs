@@ -32,6 +32,21 @@ pub struct RawScenario {
     /// Seed 000 E5: routers return time-exceeded notices (default: on when a flow uses
     /// `adaptive-ttl`).
     pub ttl_notices: Option<bool>,
+    /// `[real]`: how `tfrclab validate --real` runs the scenario on a real network.
+    pub real: Option<Spanned<RawReal>>,
+}
+
+/// `[real]`: settings of the real-network comparison.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReal {
+    pub reps: Option<Spanned<i64>>,
+    pub sim_seeds: Option<Spanned<i64>>,
+    pub start_jitter: Option<Spanned<Value>>,
+    pub lateness_p99: Option<Spanned<Value>>,
+    pub send_lateness_p99: Option<Spanned<Value>>,
+    pub tcp_info_interval: Option<Spanned<Value>>,
+    pub why: Option<String>,
 }
 
 /// `[protection]`: seed 000 E6's per-packet processing cost, and flows protected in full.
@@ -95,8 +110,13 @@ pub struct RawLink {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLinkTrace {
-    /// A CSV file of `time_s,bandwidth` steps, relative to the scenario file.
+    /// A CSV file of `time_s,bandwidth` steps, or a Mahimahi trace, relative to the scenario
+    /// file.
     pub file: Spanned<String>,
+    /// `"csv"` (default) or `"mahimahi"`.
+    pub format: Option<Spanned<String>>,
+    /// Mahimahi traces: the bins their opportunities are counted over.
+    pub bin: Option<Spanned<Value>>,
 }
 
 /// `[links.droptail]`: NS-2's Queue/DropTail options.
@@ -193,6 +213,51 @@ pub struct RawFlow {
     pub app_rate: Option<Spanned<Value>>,
     /// Seed-paper variants, `"name"` or `"name:param=value,..."` (`tfrc::variants`).
     pub variants: Option<Spanned<Vec<Spanned<String>>>>,
+    /// What runs this flow on a real network (`tfrclab validate --real`).
+    pub real: Option<Spanned<String>>,
+    // media
+    pub controller: Option<Spanned<String>>,
+    pub deadline: Option<Spanned<Value>>,
+    pub source: Option<Spanned<RawMediaSource>>,
+    pub pauses: Option<Spanned<Vec<RawPause>>>,
+    // tcp cross traffic
+    pub on_off: Option<Spanned<RawOnOff>>,
+}
+
+/// One `[from, to]` pair of a media flow's `pauses`.
+pub type RawPause = Spanned<Vec<Spanned<Value>>>;
+
+/// `[flows.source]` of a media flow.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMediaSource {
+    pub model: Option<Spanned<String>>,
+    // statistical
+    pub fps: Option<Spanned<f64>>,
+    pub min_rate: Option<Spanned<Value>>,
+    pub max_rate: Option<Spanned<Value>>,
+    pub start_rate: Option<Spanned<Value>>,
+    pub reaction_delay: Option<Spanned<Value>>,
+    pub key_interval: Option<Spanned<Value>>,
+    pub transient_frames: Option<Spanned<i64>>,
+    pub key_ratio: Option<Spanned<f64>>,
+    pub transient_threshold: Option<Spanned<f64>>,
+    pub size_noise: Option<Spanned<f64>>,
+    pub interval_noise: Option<Spanned<f64>>,
+    // trace
+    pub file: Option<Spanned<String>>,
+    #[serde(rename = "loop")]
+    pub looped: Option<bool>,
+}
+
+/// `[flows.on_off]` of a TCP flow.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOnOff {
+    pub size_min: Spanned<i64>,
+    pub size_max: Spanned<i64>,
+    pub off_mean: Spanned<Value>,
+    pub start_on: Option<bool>,
 }
 
 /// `[[events]]`: scheduled link state changes.

@@ -871,6 +871,106 @@ fn max_events_is_a_positive_budget() {
     );
 }
 
+#[test]
+fn mahimahi_traces_become_steps_and_bad_ones_are_located() {
+    let dir = std::env::temp_dir().join(format!("scenario-mahi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("s.toml");
+    let text = GOOD.replace(
+        "[links.red]",
+        "[links.trace]\nfile = \"cell.mahi\"\nformat = \"mahimahi\"\nbin = \"50s\"\n[links.red]",
+    );
+    let write = |t: &str| std::fs::write(dir.join("cell.mahi"), t).unwrap();
+    let parse = || Scenario::parse(&toml.display().to_string(), &text);
+    // Period 10 ms with 2 opportunities (3 and 10 ms, then 13, 20, …): 9,999 in [0, 50 s)
+    // (the one at 50 s opens the next bin) and 10,000 in [50 s, 100 s).
+    write("3\n10\n");
+    let s = parse().unwrap();
+    let steps: Vec<(Duration, Option<f64>)> = s
+        .events
+        .iter()
+        .filter_map(|e| match e.action {
+            LinkAction::Set(set) if e.link == 1 => Some((e.at, set.bandwidth_bps)),
+            _ => None,
+        })
+        .collect();
+    let bps = |n: f64| Some(n * 1500.0 * 8.0 / 50.0);
+    assert_eq!(
+        steps,
+        vec![
+            (Duration::ZERO, bps(9999.0)),
+            (Duration::from_secs(50), bps(10000.0))
+        ]
+    );
+    let line = line_of(&text, "cell.mahi");
+    for (t, msg) in [
+        (
+            "5\n3\n",
+            "line 2: time 3 ms is before the previous line's 5 ms",
+        ),
+        ("1\n-2\n", "line 2: time -2 ms is negative"),
+        ("1\nx\n", "line 2: `x` is not a whole number"),
+        ("", "no delivery opportunities"),
+    ] {
+        write(t);
+        let e = parse().expect_err(t);
+        assert_eq!(e.problems.len(), 1, "{e}");
+        assert_eq!(e.problems[0].line, line, "{e}");
+        assert!(e.problems[0].message.contains(msg), "{t:?}: {e}");
+    }
+    let text = text.replace("format = \"mahimahi\"", "format = \"pcap\"");
+    one(
+        &text,
+        line_of(&text, "pcap"),
+        "unknown trace format",
+        "\"mahimahi\"",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn real_counterparts_and_settings() {
+    let s = Scenario::parse("g.toml", GOOD).unwrap();
+    assert!(s.flows.iter().all(|f| f.real.is_none()));
+    assert_eq!(s.real, RealSettings::default());
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"tahoe\"\nreal = \"reno\"",
+    );
+    let s = Scenario::parse("g.toml", &text).unwrap();
+    assert_eq!(s.flows[1].real.as_deref(), Some("reno"));
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"tahoe\"\nreal = \"Reno!\"",
+    );
+    one(
+        &text,
+        line_of(&text, "Reno!"),
+        "cannot run a tcp flow",
+        "\"cubic\"",
+    );
+    let text = GOOD.replace("kind = \"tfrc\"", "kind = \"tfrc\"\nreal = \"cbr\"");
+    one(
+        &text,
+        line_of(&text, "real = \"cbr\""),
+        "cannot run a tfrc flow",
+        "\"tfrc\"",
+    );
+    let text = format!(
+        "{GOOD}\n[real]\nreps = 3\nsim_seeds = 4\nstart_jitter = \"20ms\"\nlateness_p99 = \"1ms\"\nwhy = \"w\"\n"
+    );
+    let s = Scenario::parse("g.toml", &text).unwrap();
+    assert_eq!((s.real.reps, s.real.sim_seeds), (3, 4));
+    assert_eq!(s.real.start_jitter, Duration::from_millis(20));
+    assert_eq!(s.real.lateness_p99, Duration::from_millis(1));
+    let text = format!("{GOOD}\n[real]\nreps = 0\n");
+    one(&text, line_of(&text, "reps = 0"), "reps", "1");
+    let text = format!("{GOOD}\n[real]\ntcp_info_interval = \"0ms\"\n");
+    one(&text, line_of(&text, "tcp_info"), "is zero", "positive");
+    let text = format!("{GOOD}\n[real]\nrepetitions = 3\n");
+    assert!(Scenario::parse("g.toml", &text).is_err());
+}
+
 /// Every key that takes a duration or a bandwidth, each with a unit (issue 32 §4).
 const EVERY_UNIT_KEY: &str = r#"name = "units"
 duration = "10s"

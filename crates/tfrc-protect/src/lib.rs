@@ -79,7 +79,7 @@ pub use keys::{
     carmichael_lambda, euler_phi, private_exponent, KeyKind, RsaKeyPair, DEFAULT_MODULUS_BITS,
     MAX_MODULUS_BITS, MIN_MODULUS_BITS, PUBLIC_EXPONENT,
 };
-pub use noise::{NoiseInitiator, SessionKeys, StaticKeypair, NOISE_PATTERN};
+pub use noise::{NoiseInitiator, SessionKeys, StaticKeypair, NOISE_NN_PATTERN, NOISE_PATTERN};
 pub use packet::{
     Channel, OpenError, OpenStats, Opened, Opener, ReplayWindow, SealError, Sealer, REPLAY_WINDOW,
     SEALED_OVERHEAD,

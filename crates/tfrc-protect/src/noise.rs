@@ -40,10 +40,23 @@ pub const FIRST_MESSAGE_LEN: usize = 96;
 pub const REPLY_LEN: usize = 48;
 /// Longest handshake message accepted.
 pub const MAX_MESSAGE: usize = 256;
+/// The unauthenticated protocol: pattern NN (ephemeral keys only), same primitives. It gives
+/// confidentiality and integrity against anyone who was not an active man in the middle
+/// during the handshake, and no authentication of either end (QUIC without a certificate
+/// check).
+pub const NOISE_NN_PATTERN: &str = "Noise_NN_25519_ChaChaPoly_BLAKE2s";
+/// Bytes of an NN initiator's first message (empty payload): e, in clear.
+pub const NN_FIRST_MESSAGE_LEN: usize = 32;
+/// Bytes of an NN responder's answer (empty payload): e and a tag.
+pub const NN_REPLY_LEN: usize = 48;
 
 fn params() -> snow::params::NoiseParams {
     // A constant that parses: checked by the unit tests.
     NOISE_PATTERN.parse().expect("valid Noise protocol name")
+}
+
+fn nn_params() -> snow::params::NoiseParams {
+    NOISE_NN_PATTERN.parse().expect("valid Noise protocol name")
 }
 
 fn handshake_err(_: snow::Error) -> ProtectError {
@@ -221,7 +234,18 @@ impl NoiseInitiator {
         Ok(NoiseInitiator { hs })
     }
 
-    /// The first message (`-> e, es, s, ss`), with an empty payload.
+    /// Start an unauthenticated handshake ([`NOISE_NN_PATTERN`]): no static key on either
+    /// side, so it resists passive and off-path attackers but not an active man in the middle
+    /// of the handshake.
+    pub fn unauthenticated(prologue: &[u8]) -> Result<NoiseInitiator, ProtectError> {
+        let hs = snow::Builder::new(nn_params())
+            .prologue(prologue)
+            .and_then(|b| b.build_initiator())
+            .map_err(handshake_err)?;
+        Ok(NoiseInitiator { hs })
+    }
+
+    /// The first message (IK: `-> e, es, s, ss`; NN: `-> e`), with an empty payload.
     pub fn first_message(&mut self) -> Result<Vec<u8>, ProtectError> {
         let mut m = vec![0u8; MAX_MESSAGE];
         let n = self.hs.write_message(&[], &mut m).map_err(handshake_err)?;
@@ -252,6 +276,32 @@ pub struct NoiseResponse {
     pub reply: Vec<u8>,
     /// The initiator's static public key (authenticated by the handshake).
     pub remote_static: [u8; KEY_LEN],
+}
+
+/// Answer an unauthenticated ([`NOISE_NN_PATTERN`]) first message: the transport keys and
+/// the answer. The first message is an ephemeral key in clear, so nothing in it can fail to
+/// verify except its length: what stands before this call (a retry token, budgets) is what
+/// bounds the work it costs.
+pub fn respond_unauthenticated(
+    prologue: &[u8],
+    first: &[u8],
+) -> Result<(SessionKeys, Vec<u8>), ProtectError> {
+    if first.len() != NN_FIRST_MESSAGE_LEN {
+        return Err(ProtectError::Handshake);
+    }
+    let mut hs = snow::Builder::new(nn_params())
+        .prologue(prologue)
+        .and_then(|b| b.build_responder())
+        .map_err(handshake_err)?;
+    let mut p = [0u8; MAX_MESSAGE];
+    hs.read_message(first, &mut p).map_err(handshake_err)?;
+    let mut reply = vec![0u8; MAX_MESSAGE];
+    let n = hs.write_message(&[], &mut reply).map_err(handshake_err)?;
+    reply.truncate(n);
+    if !hs.is_handshake_finished() {
+        return Err(ProtectError::Handshake);
+    }
+    Ok((split(&mut hs), reply))
 }
 
 /// Answer a first message as the responder holding `local`. `allow` decides from the
@@ -349,6 +399,27 @@ mod tests {
             respond(&real, b"p", &m, |k| k == mitm.public()),
             Err(ProtectError::NotAllowed)
         ));
+    }
+
+    #[test]
+    fn unauthenticated_handshake_agrees_and_binds_the_prologue() {
+        let mut i = NoiseInitiator::unauthenticated(b"p").unwrap();
+        let m1 = i.first_message().unwrap();
+        assert_eq!(m1.len(), NN_FIRST_MESSAGE_LEN);
+        let (keys, reply) = respond_unauthenticated(b"p", &m1).unwrap();
+        assert_eq!(reply.len(), NN_REPLY_LEN);
+        let k = i.finish(&reply).unwrap();
+        assert_eq!(k.to_responder.as_bytes(), keys.to_responder.as_bytes());
+        assert_eq!(k.to_initiator.as_bytes(), keys.to_initiator.as_bytes());
+        // Altered cleartext (prologue), a cut message, a forged answer: all fail.
+        let mut i = NoiseInitiator::unauthenticated(b"p").unwrap();
+        let m1 = i.first_message().unwrap();
+        let (_, reply) = respond_unauthenticated(b"q", &m1).unwrap();
+        assert!(i.finish(&reply).is_err());
+        assert!(respond_unauthenticated(b"p", &m1[..31]).is_err());
+        let mut i = NoiseInitiator::unauthenticated(b"p").unwrap();
+        let _ = i.first_message().unwrap();
+        assert!(i.finish(&[7; NN_REPLY_LEN]).is_err());
     }
 
     #[test]

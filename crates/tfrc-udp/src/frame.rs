@@ -41,9 +41,11 @@ pub const HEADER_LEN: usize = 12;
 pub const HELLO_LEN: usize = 16;
 /// HELLO body version.
 pub const HELLO_VERSION: u8 = 3;
-/// Every HELLO datagram is padded to at least this many bytes, so that the receiver's answers
-/// before validation (a RETRY, 36 bytes) are smaller than what it received.
-pub const MIN_HELLO_DATAGRAM: usize = 128;
+/// Every HELLO datagram is padded to at least this many bytes, and the receiver ignores shorter
+/// ones, so that its answers before validation (a RETRY, 36 bytes) are 3% of what it received:
+/// QUIC's rule for a client's first flight (RFC 9000 §14.1: at least 1200 bytes), which also
+/// keeps every HELLO within the smallest MTU a QUIC path must have.
+pub const MIN_HELLO_DATAGRAM: usize = 1200;
 /// Bytes of a RETRY datagram.
 pub const RETRY_DATAGRAM: usize = HEADER_LEN + tfrc_protect::TOKEN_LEN;
 // A RETRY is never larger than the HELLO it answers: no amplification before validation.
@@ -203,8 +205,12 @@ fn profile_from_code(b: u8) -> Option<tfrc::ProfileKind> {
 pub enum Mode {
     /// No protection: the session id is the only defence (against off-path attackers).
     Plain,
-    /// Noise IK (authenticated keys) and sealed packets: the default protection.
+    /// Noise IK (the receiver's key pinned by the sender) and sealed packets.
     Noise,
+    /// Noise NN (ephemeral keys only) and sealed packets: confidentiality and integrity
+    /// against passive and off-path attackers and against on-path injection after the
+    /// handshake, no authentication of either end. The default when no key is pinned.
+    NoiseUnauthenticated,
     /// Seed 000's RSA-OAEP exchange (E6), unauthenticated: an active attacker on the path can
     /// substitute the key. Kept as the paper's variant.
     RsaUnauthenticated,
@@ -216,6 +222,7 @@ impl Mode {
             Mode::Plain => 0,
             Mode::Noise => 1,
             Mode::RsaUnauthenticated => 2,
+            Mode::NoiseUnauthenticated => 3,
         }
     }
 
@@ -224,6 +231,7 @@ impl Mode {
             0 => Some(Mode::Plain),
             1 => Some(Mode::Noise),
             2 => Some(Mode::RsaUnauthenticated),
+            3 => Some(Mode::NoiseUnauthenticated),
             _ => None,
         }
     }
@@ -234,7 +242,13 @@ impl Mode {
             Mode::Plain => "plain",
             Mode::Noise => "noise",
             Mode::RsaUnauthenticated => "rsa-unauthenticated",
+            Mode::NoiseUnauthenticated => "noise-unauthenticated",
         }
+    }
+
+    /// A Noise handshake travels in the HELLO and the HELLO_ACK.
+    pub fn is_noise(self) -> bool {
+        matches!(self, Mode::Noise | Mode::NoiseUnauthenticated)
     }
 
     /// Packets are sealed.
@@ -387,7 +401,7 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
     if segment_size == 0 || segment_size as usize > crate::MAX_SEGMENT {
         return Err(FrameError::BadField);
     }
-    if mode != Mode::Noise && !noise.is_empty() {
+    if !mode.is_noise() && !noise.is_empty() {
         return Err(FrameError::BadField);
     }
     Ok(Hello {
@@ -419,6 +433,7 @@ const ACK_RSA: u8 = 0x01;
 const ACK_REFUSED: u8 = 0x02;
 const ACK_SAME_CLOCK: u8 = 0x04;
 const ACK_NOISE: u8 = 0x08;
+const ACK_NOISE_NN: u8 = 0x10;
 
 /// The body of a HELLO_ACK.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -440,6 +455,7 @@ pub fn encode_hello_ack(mode: Mode, same_clock: bool, payload: &[u8]) -> Vec<u8>
         Mode::Plain => 0,
         Mode::Noise => ACK_NOISE,
         Mode::RsaUnauthenticated => ACK_RSA,
+        Mode::NoiseUnauthenticated => ACK_NOISE_NN,
     } | if same_clock { ACK_SAME_CLOCK } else { 0 };
     b.extend_from_slice(payload);
     b
@@ -456,16 +472,19 @@ pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
         return Err(FrameError::Truncated);
     }
     let f = b[0];
-    if f & !(ACK_RSA | ACK_REFUSED | ACK_SAME_CLOCK | ACK_NOISE) != 0 || b[1..4] != [0, 0, 0] {
+    if f & !(ACK_RSA | ACK_REFUSED | ACK_SAME_CLOCK | ACK_NOISE | ACK_NOISE_NN) != 0
+        || b[1..4] != [0, 0, 0]
+    {
         return Err(FrameError::Reserved);
     }
     let payload = &b[HELLO_ACK_LEN..];
     let refused = f & ACK_REFUSED != 0;
-    let mode = match (f & ACK_NOISE != 0, f & ACK_RSA != 0) {
-        (false, false) => Mode::Plain,
-        (true, false) => Mode::Noise,
-        (false, true) => Mode::RsaUnauthenticated,
-        (true, true) => return Err(FrameError::BadField),
+    let mode = match f & (ACK_NOISE | ACK_RSA | ACK_NOISE_NN) {
+        0 => Mode::Plain,
+        ACK_NOISE => Mode::Noise,
+        ACK_RSA => Mode::RsaUnauthenticated,
+        ACK_NOISE_NN => Mode::NoiseUnauthenticated,
+        _ => return Err(FrameError::BadField),
     };
     if refused && (mode != Mode::Plain || !payload.is_empty() || f & ACK_SAME_CLOCK != 0) {
         return Err(FrameError::BadField);
@@ -536,7 +555,7 @@ mod tests {
         bad[2] = 9;
         assert_eq!(decode_hello(&bad), Err(FrameError::BadField));
         let mut bad = b.clone();
-        bad[1] = 3;
+        bad[1] = 4;
         assert_eq!(
             decode_hello(&bad),
             Err(FrameError::BadField),

@@ -43,11 +43,13 @@
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod admission;
 #[cfg(feature = "tokio")]
 pub mod async_sender;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod inbox;
 pub mod pacing;
 pub mod receiver;
 pub mod sender;

@@ -7,14 +7,16 @@
 //! sender IP address; idle sessions are evicted). Before it keeps any state for a sender, or
 //! answers with more bytes than it received, the sender proves that it receives at its source
 //! address: its first HELLO is answered with a stateless RETRY token (as QUIC's Retry, RFC 9000
-//! §8.1.2) that the next HELLO must echo. `docs/security.md` has the threat model.
+//! §8.1.2) that the next HELLO must echo; a token opens at most one handshake, within budgets
+//! per address and overall ([`crate::admission`]), and the handshake is verified before any
+//! session state is built. Each session's data is held apart ([`crate::inbox`]), bounded in
+//! bytes. `docs/security.md` has the threat model.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver as ChanRx, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -26,15 +28,22 @@ use tfrc_protect::{
     Channel, KeyExchange, Opener, ReplayWindow, RetryTokens, Sealer, StaticKeypair,
 };
 
+use crate::admission::{Budgets, HandshakeBudget, UsedTokens};
 use crate::frame::{self, Hello, Kind, Mode};
+pub use crate::inbox::Delivered;
+use crate::inbox::{Inbox, SharedInbox};
 use crate::stats::{DelayStats, Drops, ReceiverReport, IP_UDP_OVERHEAD};
 use crate::sys;
 
 /// How a receiver is set up.
 #[derive(Clone, Debug)]
 pub struct ReceiverOptions {
-    /// Refuse sessions that do not ask for protection.
+    /// Refuse sessions that do not ask for protection (plain mode). On by default: every
+    /// session is encrypted and integrity-protected unless this is turned off.
     pub require_protection: bool,
+    /// Refuse unauthenticated Noise sessions (pattern NN): only senders that pinned this
+    /// receiver's key (IK) are served. Implied by `allowed_senders`.
+    pub require_authentication: bool,
     /// The receiver's static Noise key: with it, Noise sessions are accepted (senders pin its
     /// public half). Without it, Noise HELLOs are refused.
     pub noise_key: Option<StaticKeypair>,
@@ -45,9 +54,16 @@ pub struct ReceiverOptions {
     pub rsa_unauthenticated: bool,
     /// RSA modulus bits of that key (at least 2048).
     pub rsa_bits: usize,
-    /// Delivered messages buffered for the application; more are dropped and counted
-    /// (`app_overflow`), so memory stays bounded when the application is slow.
-    pub queue: usize,
+    /// Bytes of delivered messages held for the application per session (payload and 64 bytes
+    /// a message). A data packet that does not fit is dropped before the TFRC core sees it
+    /// and counted (`app_overflow`): to the sender it is a loss, so it slows down (the
+    /// receiving host is the bottleneck), and memory stays bounded when the application is
+    /// slow.
+    pub buffer_per_session: usize,
+    /// The same bound over all sessions together.
+    pub buffer_total: usize,
+    /// Handshakes run per sender address and overall ([`HandshakeBudget`]).
+    pub handshake_budget: HandshakeBudget,
     /// How long to keep answering FIN retransmissions after the first FIN.
     pub linger: Duration,
     /// A session ends when none of its datagrams arrives for this long (none: data sessions
@@ -59,20 +75,25 @@ pub struct ReceiverOptions {
     pub max_sessions: usize,
     /// Most sessions at once from one sender IP address.
     pub max_sessions_per_address: usize,
-    /// [`Receiver`]: stop after this many sessions that carried data have ended (none: serve
-    /// until [`Receiver::shutdown`]).
+    /// [`Receiver`]: stop after this many sessions that carried data have ended, by FIN or
+    /// idle timeout (an evicted session does not count), whoever sent them; with
+    /// `allowed_senders`, only listed senders can open one. None: serve until
+    /// [`Receiver::shutdown`].
     pub sessions: Option<u64>,
 }
 
 impl Default for ReceiverOptions {
     fn default() -> Self {
         ReceiverOptions {
-            require_protection: false,
+            require_protection: true,
+            require_authentication: false,
             noise_key: None,
             allowed_senders: None,
             rsa_unauthenticated: false,
             rsa_bits: tfrc_protect::DEFAULT_MODULUS_BITS,
-            queue: 4096,
+            buffer_per_session: 8 << 20,
+            buffer_total: 64 << 20,
+            handshake_budget: HandshakeBudget::default(),
             linger: Duration::from_millis(500),
             idle_timeout: Some(Duration::from_secs(10)),
             socket_buffer: 4 << 20,
@@ -95,21 +116,15 @@ pub const HANDSHAKE_IDLE: Duration = Duration::from_secs(10);
 /// A retransmitted HELLO is answered with the stored HELLO_ACK at most this often per session.
 const MAX_ACK_RESENDS: u32 = 8;
 
+/// A new session cannot be evicted for this long, so that it has time to show its rate.
+pub const NEW_SESSION_GRACE: Duration = Duration::from_secs(1);
+
+/// The window over which a session's usefulness (bytes of data received) is measured for
+/// eviction: the current and the previous bin of this length.
+const USEFUL_BIN: Duration = Duration::from_secs(2);
+
 /// Reports of ended sessions kept for [`ReceiverEngine::reports`].
 const MAX_FINISHED: usize = 1024;
-
-/// A message delivered to the application.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Delivered {
-    /// The session it belongs to.
-    pub session: u64,
-    /// The TFRC sequence number it travelled with (gaps are losses; arrival order is kept).
-    pub seq: u64,
-    /// The payload.
-    pub payload: Vec<u8>,
-    /// One-way delay, when sender and receiver share a clock.
-    pub delay: Option<Duration>,
-}
 
 // One per session, so the size of the keyed variant does not matter.
 #[allow(clippy::large_enum_variant)]
@@ -153,8 +168,48 @@ impl RateMeter {
     }
 }
 
+/// Bytes of data a session delivered recently: its usefulness when the table is full.
+#[derive(Default)]
+struct Useful {
+    bin_start: Time,
+    cur: u64,
+    prev: u64,
+}
+
+impl Useful {
+    fn roll(&mut self, now: Time) {
+        if now >= self.bin_start + USEFUL_BIN {
+            self.prev = if now >= self.bin_start + USEFUL_BIN + USEFUL_BIN {
+                0
+            } else {
+                self.cur
+            };
+            self.cur = 0;
+            self.bin_start = now;
+        }
+    }
+
+    fn add(&mut self, now: Time, bytes: u64) {
+        self.roll(now);
+        self.cur = self.cur.saturating_add(bytes);
+    }
+
+    /// Bytes over the last one to two bins.
+    fn score(&self, now: Time) -> u64 {
+        if now >= self.bin_start + USEFUL_BIN + USEFUL_BIN {
+            0
+        } else if now >= self.bin_start + USEFUL_BIN {
+            self.cur
+        } else {
+            self.cur.saturating_add(self.prev)
+        }
+    }
+}
+
 struct Session {
     id: u64,
+    created: Time,
+    useful: Useful,
     peer: SocketAddr,
     hello: Hello,
     mode: Mode,
@@ -185,6 +240,8 @@ struct Session {
     last_feedback: Option<Time>,
     /// Feedbacks whose X_recv of 0 was replaced (see `flush_feedback`).
     x_recv_fixed: u64,
+    /// When a packet was last marked because the application's buffer was full.
+    overflow_mark: Option<Time>,
 }
 
 impl Session {
@@ -203,6 +260,11 @@ impl Session {
         let mode = hello.mode;
         Session {
             id,
+            created: now,
+            useful: Useful {
+                bin_start: now,
+                ..Useful::default()
+            },
             peer,
             hello,
             mode,
@@ -231,6 +293,7 @@ impl Session {
             since_feedback: 0,
             last_feedback: None,
             x_recv_fixed: 0,
+            overflow_mark: None,
         }
     }
 
@@ -311,7 +374,10 @@ pub struct ReceiverEngine {
     ended_with_data: u64,
     drops: Drops,
     out: VecDeque<(Vec<u8>, SocketAddr)>,
-    delivered: VecDeque<Delivered>,
+    inbox: Arc<SharedInbox>,
+    used_tokens: UsedTokens,
+    budgets: Budgets,
+    evicted: u64,
     unvalidated_in: u64,
     unvalidated_out: u64,
 }
@@ -371,6 +437,8 @@ impl ReceiverEngine {
         } else {
             None
         };
+        let inbox = Inbox::new(opts.buffer_per_session, opts.buffer_total);
+        let budgets = Budgets::new(opts.handshake_budget, Time::ZERO);
         Ok(ReceiverEngine {
             opts,
             host_id,
@@ -381,7 +449,10 @@ impl ReceiverEngine {
             ended_with_data: 0,
             drops: Drops::default(),
             out: VecDeque::new(),
-            delivered: VecDeque::new(),
+            inbox: Arc::new(SharedInbox::new(inbox)),
+            used_tokens: UsedTokens::default(),
+            budgets,
+            evicted: 0,
             unvalidated_in: 0,
             unvalidated_out: 0,
         })
@@ -494,6 +565,13 @@ impl ReceiverEngine {
     }
 
     fn on_hello(&mut self, now: Time, id: u64, dgram: &[u8], from: SocketAddr) {
+        // The first flight is padded (QUIC's 1200 bytes): a shorter HELLO gets nothing, so no
+        // answer before validation is more than 3% of what was received.
+        if dgram.len() < frame::MIN_HELLO_DATAGRAM {
+            self.drops.unpadded += 1;
+            self.unvalidated_in = self.unvalidated_in.saturating_add(dgram.len() as u64);
+            return;
+        }
         let hello = match frame::decode_hello(&dgram[frame::HEADER_LEN..]) {
             Ok(h) => h,
             Err(e) => {
@@ -535,6 +613,13 @@ impl ReceiverEngine {
             self.push_out(d, from);
             return;
         }
+        // Everything cheap first, then the handshake, then the session's state: a HELLO that
+        // fails costs at most one handshake, and only when its token is fresh and the budgets
+        // allow it.
+        if self.used_tokens.is_used(now, TOKEN_LIFETIME, &hello.token) {
+            self.drops.token_reused += 1;
+            return;
+        }
         let refuse = |e: &mut ReceiverEngine| {
             e.drops.refused += 1;
             let mut d = frame::header(Kind::HelloAck, id).to_vec();
@@ -544,27 +629,38 @@ impl ReceiverEngine {
         let offered = match hello.mode {
             Mode::Plain => !self.opts.require_protection,
             Mode::Noise => self.opts.noise_key.is_some(),
+            Mode::NoiseUnauthenticated => {
+                !self.opts.require_authentication && self.opts.allowed_senders.is_none()
+            }
             Mode::RsaUnauthenticated => self.rsa.is_some(),
         };
         if !offered {
             refuse(self);
             return;
         }
-        if !self.make_room(now, from) {
-            self.drops.table_full += 1;
-            return;
-        }
-        let Ok(core) = session_profile(&hello).and_then(|p| {
-            tfrc::Receiver::new(p.receiver).map_err(tfrc::variants::VariantError::Config)
-        }) else {
+        let Ok(profile) = session_profile(&hello) else {
             // A variant this receiver does not know, or a combination it cannot run: say so,
             // so that the sender stops instead of timing out.
             refuse(self);
             return;
         };
+        if self.eviction_victim(now, from).is_err() {
+            self.drops.table_full += 1;
+            return;
+        }
+        if !self.budgets.take(now, from.ip()) {
+            self.drops.over_budget += 1;
+            return;
+        }
+        self.used_tokens.mark(now, &hello.token);
         let same_clock =
             hello.clock_tag == tfrc_protect::clock_tag(&self.host_id.to_be_bytes(), id);
         let mut sender_key = None;
+        let keyed = |k: tfrc_protect::SessionKeys| Protection::Keyed {
+            wrapped: Vec::new(),
+            data: Opener::new(&k.to_responder, Channel::Data),
+            feedback: Sealer::new(&k.to_initiator, Channel::Feedback),
+        };
         let (prot, payload) = match hello.mode {
             Mode::Plain => (Protection::Off, Vec::new()),
             Mode::RsaUnauthenticated => {
@@ -578,30 +674,28 @@ impl ReceiverEngine {
                 };
                 (Protection::AwaitingKey, der)
             }
-            Mode::Noise => {
-                let Some(key) = self.opts.noise_key.as_ref() else {
-                    return;
-                };
+            Mode::Noise | Mode::NoiseUnauthenticated => {
                 let Ok(prologue) = frame::hello_prologue(dgram) else {
                     self.drops.malformed += 1;
                     return;
                 };
-                let allowed = self.opts.allowed_senders.as_deref();
-                let r = tfrc_protect::noise::respond(key, &prologue, &hello.noise, |k| {
-                    allowed.is_none_or(|l| l.contains(k))
-                });
-                match r {
-                    Ok(r) => {
+                let r = if hello.mode == Mode::NoiseUnauthenticated {
+                    tfrc_protect::noise::respond_unauthenticated(&prologue, &hello.noise)
+                } else {
+                    let Some(key) = self.opts.noise_key.as_ref() else {
+                        return;
+                    };
+                    let allowed = self.opts.allowed_senders.as_deref();
+                    tfrc_protect::noise::respond(key, &prologue, &hello.noise, |k| {
+                        allowed.is_none_or(|l| l.contains(k))
+                    })
+                    .map(|r| {
                         sender_key = Some(r.remote_static);
-                        (
-                            Protection::Keyed {
-                                wrapped: Vec::new(),
-                                data: Opener::new(&r.keys.to_responder, Channel::Data),
-                                feedback: Sealer::new(&r.keys.to_initiator, Channel::Feedback),
-                            },
-                            r.reply,
-                        )
-                    }
+                        (r.keys, r.reply)
+                    })
+                };
+                match r {
+                    Ok((keys, reply)) => (keyed(keys), reply),
                     Err(tfrc_protect::ProtectError::NotAllowed) => {
                         self.drops.not_allowed += 1;
                         return;
@@ -613,6 +707,22 @@ impl ReceiverEngine {
                 }
             }
         };
+        // The handshake is verified: now the session's state.
+        let Ok(core) = tfrc::Receiver::new(profile.receiver) else {
+            refuse(self);
+            return;
+        };
+        match self.eviction_victim(now, from) {
+            Ok(Some(v)) => {
+                self.evicted += 1;
+                self.end_session_as(v, true);
+            }
+            Ok(None) => {}
+            Err(()) => {
+                self.drops.table_full += 1;
+                return;
+            }
+        }
         let mut d = frame::header(Kind::HelloAck, id).to_vec();
         d.extend_from_slice(&frame::encode_hello_ack(hello.mode, same_clock, &payload));
         let mut hello = hello;
@@ -625,43 +735,46 @@ impl ReceiverEngine {
         self.push_out(d, from);
     }
 
-    /// Make room for a new session from `from`: within the per-address limit, and, when the
-    /// table is full, by evicting the quietest session that has not delivered data. False
-    /// when there is no room.
-    fn make_room(&mut self, now: Time, from: SocketAddr) -> bool {
+    /// Whether a new session from `from` fits: `Ok(None)` with room to spare, `Ok(Some(v))`
+    /// when session `v` must make room, `Err` when there is none. Within the per-address
+    /// limit; when the table is full, the least useful session goes, as a server would choose:
+    /// the one that delivered the fewest bytes of data over the last 2–4 s (then the one heard
+    /// from least recently), among those older than [`NEW_SESSION_GRACE`]. Sessions that send a
+    /// packet now and then to stay alive cannot hold the table against a sender with data.
+    fn eviction_victim(&self, now: Time, from: SocketAddr) -> Result<Option<u64>, ()> {
         let per_ip = self
             .sessions
             .values()
             .filter(|s| s.peer.ip() == from.ip())
             .count();
         if per_ip >= self.opts.max_sessions_per_address.max(1) {
-            return false;
+            return Err(());
         }
         if self.sessions.len() < self.opts.max_sessions.max(1) {
-            return true;
+            return Ok(None);
         }
-        let victim = self
-            .sessions
+        self.sessions
             .values()
-            .filter(|s| s.packets == 0)
-            .min_by_key(|s| (s.last_heard, s.id))
-            .map(|s| s.id);
-        match victim {
-            Some(v) => {
-                self.end_session(v);
-                let _ = now;
-                true
-            }
-            None => false,
-        }
+            .filter(|s| now.saturating_since(s.created) >= NEW_SESSION_GRACE)
+            .min_by_key(|s| (s.useful.score(now), s.last_heard, s.id))
+            .map(|s| Some(s.id))
+            .ok_or(())
     }
 
     fn end_session(&mut self, id: u64) {
+        self.end_session_as(id, false);
+    }
+
+    /// End session `id`; an evicted one does not count towards [`ReceiverOptions::sessions`].
+    fn end_session_as(&mut self, id: u64, evicted: bool) {
         if let Some(s) = self.sessions.remove(&id) {
-            let r = s.report();
-            if r.packets > 0 || r.sender_packets.is_some() {
+            let mut r = s.report();
+            r.evicted = evicted;
+            if !evicted && (r.packets > 0 || r.sender_packets.is_some()) {
                 self.ended_with_data += 1;
             }
+            self.inbox.lock().end(id);
+            self.inbox.notify();
             if self.finished.len() >= MAX_FINISHED {
                 self.finished.pop_front();
             }
@@ -814,17 +927,37 @@ impl ReceiverEngine {
         hdr.t_rto = hdr.t_rto.min(MAX_HEADER_RTT.saturating_mul(4));
         s.rtt = hdr.rtt;
         s.meter.on_packet(now, hdr.rtt);
+        // The application's buffer is full: the payload is dropped, and the core is told the
+        // packet arrived marked Congestion Experienced, as an AQM at a congested router would
+        // mark it. RFC 5348 §5.1 counts a marked packet as a loss event, so the next
+        // feedback's p tells the sender to slow down to what the application reads (the
+        // receiving host is the bottleneck), while feedback, X_recv and the sequence window
+        // carry on as for any arrival.
+        // One mark per RTT is enough: §5.2 makes all the losses and marks of one RTT a single
+        // loss event, and fewer marks keep the core's loss record short under a flood.
+        let room = self.inbox.lock().has_room(id, payload.len());
+        let ce = !room
+            && s.overflow_mark
+                .is_none_or(|t| now >= t + hdr.rtt.max(Duration::from_millis(1)));
+        if ce {
+            s.overflow_mark = Some(now);
+        }
         s.core.on_data_with(
             now,
             &hdr,
             Arrival {
                 wire_len: u32::try_from(wire_len).unwrap_or(u32::MAX),
-                ce: false,
+                ce,
                 ttl,
             },
         );
         if let Some(t) = ttl {
             s.hops = Some(hdr.initial_ttl.saturating_sub(t));
+        }
+        s.last_heard = now;
+        if !room {
+            s.app_overflow += 1;
+            return;
         }
         s.packets += 1;
         s.since_feedback = s.since_feedback.saturating_add(wire_len);
@@ -840,15 +973,16 @@ impl ReceiverEngine {
             .summary()
             .one_way
             .then(|| now.saturating_since(hdr.timestamp));
-        if self.delivered.len() >= self.opts.queue.max(1) {
-            s.app_overflow += 1;
-        } else {
-            self.delivered.push_back(Delivered {
-                session: id,
-                seq: hdr.seq,
-                payload: payload.to_vec(),
-                delay,
-            });
+        s.useful.add(now, payload.len() as u64);
+        // Room was checked above; nothing else fills the inbox in between.
+        let pushed = self.inbox.lock().push(Delivered {
+            session: id,
+            seq: hdr.seq,
+            payload: payload.to_vec(),
+            delay,
+        });
+        if pushed {
+            self.inbox.notify();
         }
     }
 
@@ -989,19 +1123,40 @@ impl ReceiverEngine {
         self.out.pop_front()
     }
 
-    /// The next delivered message.
+    /// The next delivered message of any session (in arrival order).
     pub fn poll_delivered(&mut self) -> Option<Delivered> {
-        self.delivered.pop_front()
+        self.inbox.lock().pop_any()
     }
 
-    /// Put back a message the application channel had no room for (it stays first).
-    fn unpoll_delivered(&mut self, d: Delivered) {
-        self.delivered.push_front(d);
+    /// The next delivered message of `session`.
+    pub fn poll_delivered_from(&mut self, session: u64) -> Option<Delivered> {
+        self.inbox.lock().pop(session)
     }
 
     /// Messages waiting for the application.
     pub fn delivered_len(&self) -> usize {
-        self.delivered.len()
+        self.inbox.lock().len()
+    }
+
+    /// Bytes waiting for the application (payloads and per-message overhead; bounded by
+    /// [`ReceiverOptions::buffer_total`]).
+    pub fn delivered_bytes(&self) -> usize {
+        self.inbox.lock().bytes()
+    }
+
+    /// Sessions evicted to make room for new ones.
+    pub fn evicted(&self) -> u64 {
+        self.evicted
+    }
+
+    /// Retry tokens remembered as used (bounded by the handshake budget times the token
+    /// lifetime).
+    pub fn used_tokens(&self) -> usize {
+        self.used_tokens.len()
+    }
+
+    pub(crate) fn shared_inbox(&self) -> Arc<SharedInbox> {
+        self.inbox.clone()
     }
 
     /// Drops so far (all sessions, and datagrams that belong to none).
@@ -1082,10 +1237,12 @@ struct Shared {
     wake: sys::EventFd,
 }
 
-/// A receiver running on its own thread.
+/// A receiver running on its own thread. Each session's messages are held apart: read them
+/// in arrival order across sessions ([`recv`](Self::recv)), or one session at a time
+/// ([`accept`](Self::accept), then [`recv_from`](Self::recv_from)).
 pub struct Receiver {
     local: SocketAddr,
-    rx: ChanRx<Delivered>,
+    inbox: Arc<SharedInbox>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<io::Result<ReceiverReport>>>,
 }
@@ -1103,7 +1260,7 @@ impl Receiver {
         let _ = sys::enable_rx_timestamps(&sock);
         let local = sock.local_addr()?;
         let engine = ReceiverEngine::new(opts.clone(), crate::host_id())?;
-        let (tx, rx) = mpsc::sync_channel(opts.queue.max(1));
+        let inbox = engine.shared_inbox();
         let shared = Arc::new(Shared {
             report: Mutex::new(ReceiverReport::default()),
             reports: Mutex::new(Vec::new()),
@@ -1111,12 +1268,19 @@ impl Receiver {
             wake: sys::EventFd::new()?,
         });
         let sh = shared.clone();
+        let ib = inbox.clone();
         let thread = std::thread::Builder::new()
             .name("tfrc-udp-recv".into())
-            .spawn(move || run(sock, engine, opts, tx, sh))?;
+            .spawn(move || {
+                let r = run(sock, engine, opts, &sh);
+                // Whatever happened, readers must not wait for more.
+                ib.lock().close();
+                ib.notify();
+                r
+            })?;
         Ok(Receiver {
             local,
-            rx,
+            inbox,
             shared,
             thread: Some(thread),
         })
@@ -1127,17 +1291,41 @@ impl Receiver {
         self.local
     }
 
-    /// The next delivered message; `None` once the session has ended and all were read.
+    /// The next delivered message of any session (arrival order); `None` once the receiver
+    /// has stopped and all were read.
     pub fn recv(&self) -> Option<Delivered> {
-        self.rx.recv().ok()
+        self.inbox
+            .wait_for(None, Inbox::pop_any, Inbox::is_closed)
+            .ok()
     }
 
-    /// As [`recv`](Self::recv), giving up after `timeout` (`Err(true)`: the session ended).
+    /// As [`recv`](Self::recv), giving up after `timeout` (`Err(true)`: the receiver has
+    /// stopped and every message was read).
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Delivered, bool> {
-        self.rx.recv_timeout(timeout).map_err(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => false,
-            mpsc::RecvTimeoutError::Disconnected => true,
-        })
+        self.inbox
+            .wait_for(Some(timeout), Inbox::pop_any, Inbox::is_closed)
+    }
+
+    /// The next session that has delivered a message and was not accepted yet (its id), in the
+    /// order of their first messages; `Err(true)` once the receiver has stopped.
+    pub fn accept(&self, timeout: Duration) -> Result<u64, bool> {
+        self.inbox
+            .wait_for(Some(timeout), Inbox::accept, Inbox::is_closed)
+    }
+
+    /// The next message of `session` alone; `Err(true)` once that session has ended (or the
+    /// receiver stopped) and all its messages were read, `Err(false)` on timeout.
+    pub fn recv_from(&self, session: u64, timeout: Duration) -> Result<Delivered, bool> {
+        self.inbox.wait_for(
+            Some(timeout),
+            |i| i.pop(session),
+            |i| i.is_closed() || i.is_finished(session),
+        )
+    }
+
+    /// Bytes of messages waiting to be read (bounded by [`ReceiverOptions::buffer_total`]).
+    pub fn buffered_bytes(&self) -> usize {
+        self.inbox.lock().bytes()
     }
 
     /// A snapshot of what has been measured (refreshed every 100 ms and at the end).
@@ -1149,7 +1337,7 @@ impl Receiver {
             .unwrap_or_default()
     }
 
-    /// Stop now, whatever the session's state.
+    /// Stop now, whatever the sessions' state.
     pub fn shutdown(&self) {
         self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.wake.notify();
@@ -1171,20 +1359,16 @@ impl Receiver {
     }
 
     fn join(&mut self) -> io::Result<ReceiverReport> {
-        // Keep draining so the thread never blocks on a full channel.
         let Some(t) = self.thread.take() else {
             return Ok(self.report());
         };
-        while !t.is_finished() {
-            let _ = self.rx.recv_timeout(Duration::from_millis(20));
-        }
         t.join()
             .map_err(|_| io::Error::other("receiver thread panicked"))?
     }
 
     /// Wait for the sessions to end (each by FIN and linger or idle timeout, the receiver
     /// after `opts.sessions` of them, or [`shutdown`](Self::shutdown)) and return the report of
-    /// the first session that carried data. Undelivered messages are discarded.
+    /// the first session that carried data. Unread messages are discarded.
     pub fn wait(mut self) -> io::Result<ReceiverReport> {
         self.join()
     }
@@ -1203,8 +1387,7 @@ fn run(
     sock: UdpSocket,
     mut engine: ReceiverEngine,
     opts: ReceiverOptions,
-    tx: SyncSender<Delivered>,
-    shared: Arc<Shared>,
+    shared: &Shared,
 ) -> io::Result<ReceiverReport> {
     let mut buf = vec![0u8; crate::RECV_BUF];
     let started = crate::now();
@@ -1246,18 +1429,8 @@ fn run(
         while let Some((d, to)) = engine.poll_transmit() {
             let _ = sys::send_to(&sock, &d, &to, None);
         }
-        while let Some(d) = engine.poll_delivered() {
-            match tx.try_send(d) {
-                Ok(()) => {}
-                Err(TrySendError::Full(d)) => {
-                    engine.unpoll_delivered(d);
-                    break;
-                }
-                Err(TrySendError::Disconnected(_)) => {}
-            }
-        }
         if now >= next_publish {
-            publish(&engine, &shared);
+            publish(&engine, shared);
             next_publish = now + Duration::from_millis(100);
         }
         // End of session.
@@ -1267,27 +1440,18 @@ fn run(
         if opts.sessions.is_some_and(|n| engine.sessions_ended() >= n) {
             break;
         }
-        // Wait for input or the next timer; poll at least every 50 ms for the stop flag,
-        // the linger and idle deadlines, and the application channel's room.
+        // Wait for input or the next timer; poll at least every 50 ms for the stop flag and
+        // the linger and idle deadlines.
         let mut wake = now + Duration::from_millis(50);
         if let Some(t) = engine.poll_timeout() {
             wake = wake.min(t);
-        }
-        if engine.delivered_len() > 0 {
-            wake = wake.min(now + Duration::from_millis(1));
         }
         let r = crate::wait_until(wake, &[sock.as_raw_fd(), shared.wake.fd()], Duration::ZERO)?;
         if r.second {
             shared.wake.drain();
         }
     }
-    // Whatever is still queued for the application goes if there is room.
-    while let Some(d) = engine.poll_delivered() {
-        if tx.try_send(d).is_err() {
-            break;
-        }
-    }
-    publish(&engine, &shared);
+    publish(&engine, shared);
     Ok(engine.report())
 }
 

@@ -28,9 +28,18 @@ use engine::{EngineEvent, SenderEngine, Transmit};
 /// How a sender protects its session.
 #[derive(Clone, Debug, Default)]
 pub enum Protect {
-    /// Plain: the random session id is the only defence (against off-path attackers).
-    #[default]
+    /// Plain: no encryption and no integrity. The random session id is the only defence, and
+    /// only against off-path attackers: anyone who sees the traffic can read it and inject
+    /// data, feedback or a FIN. Receivers refuse it unless told otherwise
+    /// (`ReceiverOptions::require_protection`).
     None,
+    /// Noise NN (ephemeral keys only), then every packet sealed with ChaCha20-Poly1305: the
+    /// default. Confidentiality and integrity against passive and off-path attackers and
+    /// against injection after the handshake; no authentication of the receiver, so an active
+    /// man in the middle of the handshake can relay the session through itself. Pin the
+    /// receiver's key ([`Protect::Noise`]) to rule that out.
+    #[default]
+    NoiseUnauthenticated,
     /// Noise IK with the receiver's static public key pinned; packets sealed with
     /// ChaCha20-Poly1305. A receiver that does not hold the pinned key's private half cannot
     /// complete the handshake.
@@ -52,6 +61,7 @@ impl Protect {
         match self {
             Protect::None => Mode::Plain,
             Protect::Noise { .. } => Mode::Noise,
+            Protect::NoiseUnauthenticated => Mode::NoiseUnauthenticated,
             Protect::RsaUnauthenticated => Mode::RsaUnauthenticated,
         }
     }
@@ -149,7 +159,7 @@ impl Default for SenderOptions {
         SenderOptions {
             profile: Profile::rfc5348(),
             variants: Vec::new(),
-            protect: Protect::None,
+            protect: Protect::default(),
             source: Source::Messages,
             rate_limit_bps: None,
             duration: None,
@@ -241,6 +251,70 @@ pub struct SenderStats {
     pub handshake_rtt_s: Option<f64>,
     /// The variants applied to the profile (as the HELLO carried them).
     pub variants: Vec<String>,
+    /// How late the sender thread woke for the times it slept towards (send times and
+    /// timers), microseconds: median, 99th percentile and maximum; `None` before the first.
+    /// A thread that is descheduled on a busy machine sends late: this says by how much.
+    #[serde(default)]
+    pub wake_lateness_us: Option<[f64; 3]>,
+}
+
+/// Lateness of timed wake-ups in a fixed histogram (1-µs bins below 1 ms, 1-ms bins up to
+/// 1 s, then one bin), so that memory stays constant however long the sender runs.
+#[derive(Clone)]
+pub(crate) struct WakeLateness {
+    bins: Vec<u32>,
+    max_ns: u64,
+    n: u64,
+}
+
+impl Default for WakeLateness {
+    fn default() -> Self {
+        WakeLateness {
+            bins: vec![0; 2001],
+            max_ns: 0,
+            n: 0,
+        }
+    }
+}
+
+impl WakeLateness {
+    pub(crate) fn record(&mut self, late: Duration) {
+        let us = late.as_micros() as u64;
+        let i = if us < 1000 {
+            us
+        } else {
+            (1000 + us / 1000).min(2000)
+        };
+        self.bins[i as usize] = self.bins[i as usize].saturating_add(1);
+        self.max_ns = self.max_ns.max(late.as_nanos() as u64);
+        self.n += 1;
+    }
+
+    fn quantile_us(&self, q: f64) -> f64 {
+        let want = ((q * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for (i, &c) in self.bins.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= want {
+                return if i < 1000 {
+                    i as f64
+                } else {
+                    (i as f64 - 1000.0) * 1000.0
+                };
+            }
+        }
+        self.max_ns as f64 / 1e3
+    }
+
+    pub(crate) fn summary(&self) -> Option<[f64; 3]> {
+        (self.n > 0).then(|| {
+            [
+                self.quantile_us(0.5),
+                self.quantile_us(0.99),
+                self.max_ns as f64 / 1e3,
+            ]
+        })
+    }
 }
 
 /// Welford's running mean and variance of packets per 1-second bin: constant memory.
@@ -887,6 +961,7 @@ fn run(
     let mut ebuf = vec![0u8; 2048];
     // The send buffer last requested (0: not set since the handshake).
     let mut sndbuf = 0usize;
+    let mut late = WakeLateness::default();
 
     while !eng.is_closed() {
         let now = crate::now();
@@ -989,6 +1064,7 @@ fn run(
         if now >= next_publish || eng.is_closed() {
             let mut st = eng.stats_at(now);
             st.queued = queued;
+            st.wake_lateness_us = late.summary();
             if let Ok(mut g) = shared.stats.lock() {
                 *g = st;
             }
@@ -1011,6 +1087,9 @@ fn run(
         }
         let spin = if closing { Duration::ZERO } else { spin };
         let r = crate::wait_until_rw(wake, &fds, eng.wants_writable(), spin)?;
+        if !(r.first || r.second || r.error || r.writable) {
+            late.record(crate::now().saturating_since(wake));
+        }
         if r.second {
             shared.wake.drain();
         }
@@ -1025,8 +1104,29 @@ fn run(
     let now = crate::now();
     let mut report = eng.report(now, unsent as u64);
     report.sender.queued = queued;
+    report.sender.wake_lateness_us = late.summary();
     if let Ok(mut g) = shared.stats.lock() {
         *g = report.sender.clone();
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_lateness_quantiles() {
+        let mut l = WakeLateness::default();
+        assert_eq!(l.summary(), None);
+        for us in 1..=98 {
+            l.record(Duration::from_micros(us));
+        }
+        l.record(Duration::from_micros(2_500)); // a 1-ms bin
+        l.record(Duration::from_secs(3)); // beyond the last bin: the maximum keeps it
+        let [p50, p99, max] = l.summary().unwrap();
+        assert_eq!(p50, 50.0);
+        assert_eq!(p99, 2_000.0); // the 99th of 100 is the 2.5-ms one, in the 2-ms bin
+        assert_eq!(max, 3e6);
+    }
 }

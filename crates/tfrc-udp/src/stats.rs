@@ -50,11 +50,21 @@ pub struct Drops {
     /// Noise handshakes from a sender whose static key is not on the allow-list.
     #[serde(default)]
     pub not_allowed: u64,
+    /// HELLOs shorter than `frame::MIN_HELLO_DATAGRAM` (1200 bytes): not answered.
+    #[serde(default)]
+    pub unpadded: u64,
+    /// HELLOs whose valid retry token already opened a handshake (a copy): no second one.
+    #[serde(default)]
+    pub token_reused: u64,
+    /// Validated HELLOs beyond the handshake budget of their address or of the receiver
+    /// (`ReceiverOptions::handshake_budget`): not answered, token not spent.
+    #[serde(default)]
+    pub over_budget: u64,
 }
 
 impl Drops {
     /// Every counter with its name, in declaration order.
-    pub fn by_cause(&self) -> [(&'static str, u64); 16] {
+    pub fn by_cause(&self) -> [(&'static str, u64); 19] {
         [
             ("malformed", self.malformed),
             ("truncated", self.truncated),
@@ -72,6 +82,9 @@ impl Drops {
             ("table full", self.table_full),
             ("handshake failed", self.handshake_failed),
             ("not allowed", self.not_allowed),
+            ("unpadded", self.unpadded),
+            ("token reused", self.token_reused),
+            ("over budget", self.over_budget),
         ]
     }
 
@@ -292,7 +305,9 @@ pub struct ReceiverReport {
     pub reordered: u64,
     /// Drops by cause.
     pub drops: Drops,
-    /// Messages dropped because the application did not read them fast enough.
+    /// Data packets dropped because the application's buffer (`ReceiverOptions::
+    /// buffer_per_session`, `buffer_total`) was full; dropped before the core, so the sender
+    /// sees them as losses and slows down.
     pub app_overflow: u64,
     /// Feedback packets sent.
     pub feedbacks: u64,
@@ -325,7 +340,8 @@ pub struct ReceiverReport {
     /// The sender's address.
     #[serde(default)]
     pub peer: Option<String>,
-    /// How the session was protected: `plain`, `noise` or `rsa-unauthenticated`.
+    /// How the session was protected: `plain`, `noise`, `noise-unauthenticated` or
+    /// `rsa-unauthenticated`.
     #[serde(default)]
     pub protection: String,
     /// Noise: the sender's static public key (hex), authenticated by the handshake.
@@ -343,6 +359,10 @@ pub struct ReceiverReport {
     /// (`docs/real-network.md`, "X_recv = 0").
     #[serde(default)]
     pub x_recv_zero_replaced: u64,
+    /// The session was evicted to make room for another (it was the least useful when the
+    /// table was full).
+    #[serde(default)]
+    pub evicted: bool,
 }
 
 impl ReceiverReport {

@@ -49,10 +49,10 @@ fn spoofed_hellos_reflect_less_than_they_send_and_leave_no_state() {
     assert!(ratio <= 1.0, "reflection {ratio}");
     assert_eq!(
         (frame::RETRY_DATAGRAM, frame::MIN_HELLO_DATAGRAM),
-        (36, 128),
-        "ratio 36/128 = 0.28"
+        (36, 1200),
+        "ratio 36/1200 = 0.03"
     );
-    assert!((ratio - 36.0 / 128.0).abs() < 1e-9, "{ratio}");
+    assert!((ratio - 36.0 / 1200.0).abs() < 1e-9, "{ratio}");
     let (i, o) = e.reflection();
     assert_eq!((i, o), (sent_in as u64, sent_out as u64));
     // A short HELLO (not padded) is not answered at all.
@@ -81,7 +81,7 @@ fn squatters_cannot_block_a_new_sender() {
     let opts = ReceiverOptions {
         max_sessions: 8,
         max_sessions_per_address: 2,
-        ..ReceiverOptions::default()
+        ..plain_ok()
     };
     let mut e = ReceiverEngine::new(opts, 2).unwrap();
     // One address tries 50 sessions: only 2 are kept.
@@ -96,9 +96,18 @@ fn squatters_cannot_block_a_new_sender() {
     }
     assert_eq!(e.active_sessions(), 8);
     drain(&mut e);
-    // ...and the legitimate sender still gets in: the quietest squatter is evicted.
+    // ...and the legitimate sender still gets in once the squatters are past their grace: the
+    // least useful squatter is evicted.
     let legit = addr(200, 7);
     open(&mut e, ms(200), 0x1e91, legit);
+    assert_eq!(
+        e.drops().table_full,
+        49,
+        "every squatter is within its grace"
+    );
+    drain(&mut e);
+    let t0 = ms(100) + tfrc_udp::receiver::NEW_SESSION_GRACE;
+    open(&mut e, t0, 0x1e91, legit);
     let out = drain(&mut e);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].1, legit);
@@ -108,8 +117,8 @@ fn squatters_cannot_block_a_new_sender() {
     // Its data flows; a squatter's duplicate HELLO for the legit id from elsewhere is spoofed.
     for seq in 0..10 {
         e.on_datagram(
-            ms(201 + seq),
-            &data(0x1e91, &header(seq, ms(200 + seq)), b"ok"),
+            t0 + std::time::Duration::from_millis(1 + seq),
+            &data(0x1e91, &header(seq, t0), b"ok"),
             legit,
             None,
             false,
@@ -118,16 +127,12 @@ fn squatters_cannot_block_a_new_sender() {
     let mine: Vec<_> = std::iter::from_fn(|| e.poll_delivered()).collect();
     assert_eq!(mine.len(), 10);
     assert!(mine.iter().all(|m| m.session == 0x1e91));
-    let h = hello_for(
-        0x1e91,
-        Mode::Plain,
-        &e.retry_token(ms(220), addr(66, 5), 0x1e91),
-    );
-    e.on_datagram(ms(220), &h, addr(66, 5), None, false);
+    let h = hello_for(0x1e91, Mode::Plain, &e.retry_token(t0, addr(66, 5), 0x1e91));
+    e.on_datagram(t0, &h, addr(66, 5), None, false);
     assert!(e.drops().spoofed >= 1);
     // Squatters without data expire after the handshake idle time; the legit session (with
     // data, heard recently) stays.
-    let later = ms(200) + tfrc_udp::receiver::HANDSHAKE_IDLE;
+    let later = ms(100) + tfrc_udp::receiver::HANDSHAKE_IDLE;
     e.on_datagram(
         later,
         &data(0x1e91, &header(10, later), b"ok"),

@@ -217,3 +217,63 @@ fn a_refused_datagram_is_offered_again_without_a_gap() {
     assert_eq!(l.tx.stats_at(now).send_blocked, 1);
     check_delivered(&mut l);
 }
+
+/// Issue 29 point 4: a session with both ends' defaults is sealed, so a DATA forged by an
+/// on-path attacker who read the session id (900 sequence numbers ahead, inside the plain
+/// mode's 1,024-packet window) is refused as tampered and the session goes on; before, the
+/// defaults were plain, the forgery was accepted, the receiver's honest feedback then named a
+/// sequence number never sent, and the sender's nofeedback timer took its rate down.
+#[test]
+fn default_sessions_are_sealed_so_a_forged_data_is_refused() {
+    let mut l = Loop::new(&SenderOptions::default(), ReceiverOptions::default());
+    l.run_until(Duration::from_secs(5), |l| l.tx.is_established());
+    for i in 0..100u32 {
+        let now = l.now;
+        l.tx.queue_message(now, i.to_be_bytes().repeat(50));
+    }
+    l.run_until(Duration::from_secs(30), |l| l.tx.pending_messages() == 0);
+    l.run_until(Duration::from_secs(1), |l| l.to_rx.is_empty());
+    let before = l.rx.report().packets;
+    assert_eq!(before, 100);
+    // The forger copies the session id from a datagram it saw and writes a data packet in
+    // clear, as plain mode carries it.
+    let session = l.tx.session();
+    let now = l.now;
+    let mut forged = tfrc_udp::frame::header(tfrc_udp::frame::Kind::Data, session).to_vec();
+    let h = tfrc::DataHeader {
+        seq: 99 + 900,
+        timestamp: now,
+        rtt: DELAY * 2,
+        t_rto: DELAY * 8,
+        segment_size: 200,
+        round: 1,
+        urgent: false,
+        initial_ttl: 64,
+    };
+    forged.extend_from_slice(&tfrc::wire::encode_data(&h));
+    forged.extend_from_slice(&[0xee; 200]);
+    l.rx.on_datagram(now, &forged, tx_addr(), Some(64), false);
+    let r = l.rx.report();
+    assert_eq!(r.packets, before, "the forgery reached the core");
+    assert!(r.protected, "{r:?}");
+    assert_eq!(r.protection, "noise-unauthenticated");
+    assert!(
+        r.drops.tampered + r.drops.auth_truncated >= 1,
+        "{:?}",
+        r.drops
+    );
+    // The session carries on: more data is delivered and the rate is not cut to nothing.
+    for i in 100..200u32 {
+        let now = l.now;
+        l.tx.queue_message(now, i.to_be_bytes().repeat(50));
+    }
+    l.run_until(Duration::from_secs(30), |l| l.tx.pending_messages() == 0);
+    l.run_until(Duration::from_secs(1), |l| l.to_rx.is_empty());
+    assert_eq!(l.rx.report().packets, 200);
+    let now = l.now;
+    assert_eq!(
+        l.tx.stats_at(now).drops.unexpected,
+        0,
+        "no feedback named a forged number"
+    );
+}

@@ -27,6 +27,7 @@ fn transfer(mode: Mode) {
             identity: None,
         },
         Mode::RsaUnauthenticated => Protect::RsaUnauthenticated,
+        Mode::NoiseUnauthenticated => Protect::NoiseUnauthenticated,
     };
     let tx = Sender::connect(
         rx.local_addr(),
@@ -98,6 +99,11 @@ fn transfer(mode: Mode) {
 #[test]
 fn messages_arrive_in_order_with_hops_and_delay() {
     transfer(Mode::Plain);
+}
+
+#[test]
+fn default_unauthenticated_noise_session_delivers() {
+    transfer(Mode::NoiseUnauthenticated);
 }
 
 #[test]

@@ -24,7 +24,12 @@ fn a_greedy_session_through_a_relay_does_not_stall() {
             },
         )
         .unwrap();
-        let r = tx.close().unwrap();
+        // The application reads what arrives (a receiver whose application does not read
+        // slows the sender down by design: `inbox`).
+        let r = std::thread::scope(|s| {
+            s.spawn(|| while rx.recv().is_some() {});
+            tx.close().unwrap()
+        });
         stop.store(true, Ordering::SeqCst);
         let rr = rx.wait().unwrap();
         let f = r.flow.unwrap();

@@ -7,10 +7,10 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::{data, header, ms, peer, SESSION};
+use common::{data, header, ms, peer, plain_ok, SESSION};
 use tfrc::variants::VariantChoice;
 use tfrc_udp::frame::{self, Hello, Kind, Mode};
-use tfrc_udp::{ReceiverEngine, ReceiverOptions, Sender, SenderOptions};
+use tfrc_udp::{ReceiverEngine, Sender, SenderOptions};
 
 /// A HELLO with a valid retry token from `e`.
 fn hello_with(e: &ReceiverEngine, variants: &[&str]) -> Vec<u8> {
@@ -39,7 +39,7 @@ fn ack(e: &mut ReceiverEngine) -> (Vec<u8>, SocketAddr) {
 /// delay is classified wireless (kept out of p), which the RFC profile alone never does.
 #[test]
 fn receiver_applies_the_hello_variants() {
-    let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
+    let mut e = ReceiverEngine::new(plain_ok(), 2).unwrap();
     let h = hello_with(&e, &["owd-classifier:offset_clock=1", "ali-mean-replace"]);
     e.on_datagram(ms(0), &h, peer(), Some(64), false);
     assert!(e.has_session());
@@ -71,7 +71,7 @@ fn receiver_applies_the_hello_variants() {
     assert_eq!((r.wireless_losses, r.congestion_losses), (1, 0), "{r:?}");
     assert_eq!(r.p, 0.0);
     // Without variants: no classifier, the loss is congestion.
-    let mut plain = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
+    let mut plain = ReceiverEngine::new(plain_ok(), 2).unwrap();
     let h = hello_with(&plain, &[]);
     plain.on_datagram(ms(0), &h, peer(), Some(64), false);
     for seq in 0..200u64 {
@@ -99,7 +99,7 @@ fn receiver_applies_the_hello_variants() {
 /// refusing HELLO_ACK, no session, counted; a valid HELLO afterwards is accepted.
 #[test]
 fn receiver_refuses_variants_it_cannot_apply() {
-    let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
+    let mut e = ReceiverEngine::new(plain_ok(), 2).unwrap();
     for bad in [
         &["quantum-tfrc"][..],
         &["rto-link-error"],

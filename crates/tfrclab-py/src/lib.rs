@@ -68,7 +68,7 @@ fn supervise<T: Send>(
         let mut shown = (usize::MAX, usize::MAX);
         let mut interrupted: Option<PyErr> = None;
         loop {
-            let over = py.allow_threads(|| {
+            let over = py.detach(|| {
                 let t0 = Instant::now();
                 while !finished.load(Ordering::Acquire) && t0.elapsed() < Duration::from_millis(50)
                 {
@@ -96,7 +96,7 @@ fn supervise<T: Send>(
                 break;
             }
         }
-        let result = py.allow_threads(|| worker.join()).map_err(|_| {
+        let result = py.detach(|| worker.join()).map_err(|_| {
             PyRuntimeError::new_err("the simulation panicked (a bug: please report it)")
         })?;
         match interrupted {
@@ -107,7 +107,7 @@ fn supervise<T: Send>(
 }
 
 /// A validated scenario (opaque; see `tfrclab.Scenario`).
-#[pyclass(module = "tfrclab._native", frozen)]
+#[pyclass(module = "tfrclab._native", frozen, skip_from_py_object)]
 #[derive(Clone)]
 struct NativeScenario {
     inner: Scenario,
@@ -255,7 +255,7 @@ impl NativeRun {
 
     /// Write the CLI's run files into `dir`.
     fn write(&self, py: Python<'_>, dir: PathBuf) -> PyResult<String> {
-        py.allow_threads(|| self.result.write(&self.scenario, &dir))
+        py.detach(|| self.result.write(&self.scenario, &dir))
             .map(|p| p.display().to_string())
             .map_err(|e| PyValueError::new_err(format!("dir: {e:#}")))
     }
@@ -409,7 +409,7 @@ impl NativeSweep {
 
     /// Write the CLI's sweep files into `dir`.
     fn write(&self, py: Python<'_>, dir: PathBuf) -> PyResult<String> {
-        py.allow_threads(|| lab::write_sweep(&self.result, &dir))
+        py.detach(|| lab::write_sweep(&self.result, &dir))
             .map(|p| p.display().to_string())
             .map_err(|e| PyValueError::new_err(format!("dir: {e:#}")))
     }
@@ -461,7 +461,7 @@ fn run_sweep(
     };
     let s = &scenario.inner;
     let plan = py
-        .allow_threads(|| lab::plan(s, &opts))
+        .detach(|| lab::plan(s, &opts))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let runs = supervise(py, progress.as_ref(), |cancel, done, total| {
         total.store(plan.tasks.len(), Ordering::Relaxed);
@@ -493,7 +493,7 @@ fn plan_sweep(
     let opts = sweep_options(axes, seeds, seed_base, Some(1));
     let s = &scenario.inner;
     let plan = py
-        .allow_threads(|| lab::plan(s, &opts))
+        .detach(|| lab::plan(s, &opts))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(plan
         .tasks
@@ -529,7 +529,7 @@ fn run_task(
     overrides: Vec<(String, String)>,
     seed: u64,
 ) -> PyResult<String> {
-    let summary = py.allow_threads(|| {
+    let summary = py.detach(|| {
         let s = sweep::point_scenario(file, text, &overrides)?;
         let opts = lab::RunOptions {
             seed: Some(seed),
@@ -559,7 +559,7 @@ fn sweep_from_summaries(
     let opts = sweep_options(axes, seeds, seed_base, Some(1));
     let s = &scenario.inner;
     let plan = py
-        .allow_threads(|| lab::plan(s, &opts))
+        .detach(|| lab::plan(s, &opts))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     if summaries.len() != plan.tasks.len() {
         return Err(PyValueError::new_err(format!(
@@ -691,7 +691,7 @@ impl NativeCampaign {
 /// Open the campaign in `dir` and merge the results present.
 #[pyfunction]
 fn open_campaign(py: Python<'_>, dir: PathBuf) -> PyResult<NativeCampaign> {
-    py.allow_threads(|| {
+    py.detach(|| {
         let c = lab::campaign::Campaign::open(&dir)?;
         let merged = lab::campaign::merge::merge(&c)?;
         Ok(NativeCampaign {

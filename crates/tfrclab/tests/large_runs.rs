@@ -83,7 +83,7 @@ fn a_run_of_the_most_flows_finishes_with_bounded_files_and_one_more_is_refused()
     assert_eq!(s["rows_cut"]["links"]["total"], 2 * (2 * n + 1));
     // Friendliness names at most 20 TCP flows, and counts them all.
     let fr = &s["fairness"]["friendliness"][0];
-    assert_eq!(fr["tcp_flow_count"], (n + 2) / 3);
+    assert_eq!(fr["tcp_flow_count"], n.div_ceil(3));
     assert_eq!(fr["tcp_flows"].as_array().unwrap().len(), 20);
     // The report is bounded too, and says it shows the first flows.
     assert!(size("report.html") < 2_000_000, "{}", size("report.html"));

@@ -15,13 +15,14 @@ use common::chromium;
 use lab::stats::MeanCi;
 use serde_json::Value;
 
-const PAPERS: [&str; 6] = [
+const PAPERS: [&str; 7] = [
     "seed-000",
     "seed-001",
     "seed-002",
     "seed-003",
     "seed-004",
     "beyond-seeds",
+    "rfc8867",
 ];
 
 /// Every table: caption, header cells, body rows' cell texts; and every link target.
@@ -271,7 +272,7 @@ fn reproduce_all_quick_writes_consistent_reports() {
     let ids: Vec<&str> = papers.iter().map(|p| p["id"].as_str().unwrap()).collect();
     assert_eq!(
         ids, PAPERS,
-        "the registry lists the five seed papers and the reproduction beyond them"
+        "the registry lists the five seed papers, the reproduction beyond them and RFC 8867"
     );
     assert_eq!(index["quick"], true);
 

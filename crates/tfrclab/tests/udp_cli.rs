@@ -254,3 +254,237 @@ fn variants_take_effect_on_both_ends() {
         assert!(rep["packets"].as_u64().unwrap() > 100, "{rep}");
     }
 }
+
+fn varied(n: u32, k: u32) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i.wrapping_add(k).wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect()
+}
+
+/// Issue 29 point 1: while a sender's file goes to `recv --out FILE`, a stranger's session
+/// (its own, plain) sends data to the same receiver. The file must be the sender's data alone;
+/// before, 50 foreign payloads landed inside a 2 MB transfer. The stranger's data is not
+/// written, and the receiver says so.
+#[test]
+fn recv_out_never_mixes_a_strangers_session_into_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.bin");
+    let output = dir.path().join("out.bin");
+    let data = varied(1_000_000, 1);
+    std::fs::write(&input, &data).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let recv = bin()
+        .args([
+            "recv",
+            "--listen",
+            &addr,
+            "--allow-plain",
+            "--json",
+            "--quiet",
+        ])
+        .args(["--idle-timeout", "3", "--out"])
+        .arg(&output)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let real = bin()
+        .args(["send", "--to", &addr, "--rate-limit", "4Mbps", "--input"])
+        .arg(&input)
+        .args(["--json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The stranger starts once the real session has data flowing, and outlasts it.
+    std::thread::sleep(Duration::from_millis(500));
+    let stranger = bin()
+        .args(["send", "--to", &addr, "--protect", "plain"])
+        .args([
+            "--duration",
+            "4",
+            "--rate-limit",
+            "1Mbps",
+            "--json",
+            "--quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let real = real.wait_with_output().unwrap();
+    assert!(
+        real.status.success(),
+        "{}",
+        String::from_utf8_lossy(&real.stderr)
+    );
+    let r = recv.wait_with_output().unwrap();
+    let _ = stranger.wait_with_output();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    let got = std::fs::read(&output).unwrap();
+    assert_eq!(
+        got.len(),
+        data.len(),
+        "the stream has foreign data or lacks some"
+    );
+    assert!(got == data, "the stream differs from the sender's file");
+    assert!(err.contains("were not written to --out"), "{err}");
+}
+
+/// `recv --out-dir`: one file per session, each the stream of one sender.
+#[test]
+fn recv_out_dir_writes_a_file_per_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sessions");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let recv = bin()
+        .args([
+            "recv",
+            "--listen",
+            &addr,
+            "--sessions",
+            "2",
+            "--json",
+            "--quiet",
+        ])
+        .arg("--out-dir")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let inputs: Vec<_> = (0..2u32)
+        .map(|k| {
+            let p = dir.path().join(format!("in{k}.bin"));
+            std::fs::write(&p, varied(200_000 + 1_000 * k, k)).unwrap();
+            p
+        })
+        .collect();
+    let senders: Vec<_> = inputs
+        .iter()
+        .map(|p| {
+            bin()
+                .args(["send", "--to", &addr, "--quiet", "--json", "--input"])
+                .arg(p)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for s in senders {
+        let o = s.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let r = recv.wait_with_output().unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let mut files: Vec<Vec<u8>> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    files.sort_by_key(|f| f.len());
+    let mut want: Vec<Vec<u8>> = inputs.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    want.sort_by_key(|f| f.len());
+    assert!(
+        files == want,
+        "the per-session files are not the two inputs"
+    );
+}
+
+fn signal(child: &std::process::Child, sig: libc::c_int) {
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(rc, 0);
+}
+
+/// Issue 29 point 7: interrupted, `recv` (serving until interrupted, or mid-session) and
+/// `send` print their summary as on a normal exit; before, `recv --sessions 0` printed
+/// nothing and died with the signal.
+#[test]
+fn recv_and_send_print_a_summary_when_interrupted() {
+    let addr = format!("127.0.0.1:{}", free_port());
+    let recv = bin()
+        .args([
+            "recv",
+            "--listen",
+            &addr,
+            "--sessions",
+            "0",
+            "--json",
+            "--quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let done = bin()
+        .args([
+            "send",
+            "--to",
+            &addr,
+            "--duration",
+            "1",
+            "--rate-limit",
+            "2Mbps",
+        ])
+        .args(["--json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    // A second sender, interrupted mid-session: its summary, and a FIN the receiver saw.
+    let send = bin()
+        .args([
+            "send",
+            "--to",
+            &addr,
+            "--duration",
+            "30",
+            "--rate-limit",
+            "2Mbps",
+        ])
+        .args(["--json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&send, libc::SIGINT);
+    let s = send.wait_with_output().unwrap();
+    assert_eq!(
+        s.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    let sj: serde_json::Value = serde_json::from_slice(&s.stdout).expect("send's summary");
+    assert!(
+        sj["flows"][0]["received_packets"].as_u64().unwrap() > 50,
+        "{sj}"
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    signal(&recv, libc::SIGTERM);
+    let r = recv.wait_with_output().unwrap();
+    // Serving until interrupted was the plan: a clean exit, with every session's summary.
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let rj: serde_json::Value = serde_json::from_slice(&r.stdout).expect("recv's summary");
+    let flows = rj["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "{rj}");
+    assert!(rj["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["sender_packets"].as_u64().is_some()));
+}

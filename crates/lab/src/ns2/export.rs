@@ -379,6 +379,8 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             stop: _,
             packet_size,
             kind,
+            // What runs the flow on a real network; NS-2 runs the simulated flow.
+            real: _,
         } = flow;
         let item = format!("flow {name:?}");
         if *from >= n_nodes || *to >= n_nodes || from == to {
@@ -401,6 +403,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 window,
                 window_init,
                 delayed_ack: _,
+                on_off,
             } => {
                 if let TcpVariant::Linux(cc) = variant {
                     bad(
@@ -418,6 +421,15 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                         "an NS-2 variant (\"reno\", \"sack\", or \"cubic\" with profile = \"ns2\") \
                          for NS-2 cross-validation; compare profile = \"linux\" with the kernel \
                          itself (`tfrclab validate --real`)",
+                    );
+                }
+                if on_off.is_some() {
+                    bad(
+                        item.clone(),
+                        "has [flows.on_off]; the NS-2 export writes only always-backlogged FTP \
+                         sources"
+                            .to_string(),
+                        "remove [flows.on_off] for NS-2 cross-validation",
                     );
                 }
                 if *variant == TcpVariant::Cubic(CubicProfile::Rfc9438) {
@@ -496,6 +508,13 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                     );
                 }
             }
+            FlowKind::Media { .. } => bad(
+                item.clone(),
+                "is a media flow; NS-2.35 has no video application or media congestion \
+                 controller to run it with"
+                    .to_string(),
+                "tfrclab run (docs/media.md), or a tfrc flow for NS-2 cross-validation",
+            ),
         }
     }
     // E6: NS-2 has no per-packet processing cost; protecting whole flows would shift their
@@ -653,6 +672,8 @@ impl<'a> Writer<'a> {
             protection: _,
             // Refused in `check` when on.
             ttl_notices: _,
+            // Settings of `validate --real`; nothing in NS-2.
+            real: _,
         } = s;
         self.line(format!(
             "# NS-2.35 script for the tfrclab scenario {}, written by `tfrclab export-ns2` from {}.",
@@ -716,6 +737,7 @@ impl<'a> Writer<'a> {
                     FlowKind::Tcp { variant, .. } => format!("tcp {}", variant_name(*variant)),
                     FlowKind::Udp { .. } => "udp".to_string(),
                     FlowKind::Tfrc { .. } => "tfrc".to_string(),
+                    FlowKind::Media { .. } => "media".to_string(),
                 };
                 self.line(format!(
                     "#   {i:>4} {}: {kind}, {} -> {}, {} s to {} s",
@@ -1054,6 +1076,8 @@ impl<'a> Writer<'a> {
                     window,
                     window_init,
                     delayed_ack,
+                    // Refused in `check`.
+                    on_off: _,
                 } => {
                     let class = match variant {
                         TcpVariant::Tahoe => "Agent/TCP",
@@ -1193,6 +1217,8 @@ impl<'a> Writer<'a> {
                         }
                     }
                 }
+                // Refused in `check`: NS-2 has no media application.
+                FlowKind::Media { .. } => {}
             }
             self.line("");
         }

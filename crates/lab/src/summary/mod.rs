@@ -48,6 +48,9 @@ pub struct Summary {
     /// (`docs/metrics.md`, "Variant metrics").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tfrc: Vec<variants::TfrcSummary>,
+    /// Per media flow: frame-level results (`docs/media.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::media::MediaSummary>,
 }
 
 /// One link direction.
@@ -285,6 +288,7 @@ pub fn summarize(s: &Scenario, out: &RunOutput) -> Summary {
         links,
         accounting,
         tfrc: variants::tfrc_summaries(s, &out.internals),
+        media: crate::media::media_summaries(s, out),
     }
 }
 
@@ -712,6 +716,7 @@ pub fn write_summary_json(path: &Path, s: &Summary) -> anyhow::Result<()> {
             links: s.links[..first(s.links.len())].to_vec(),
             accounting: s.accounting[..first(s.accounting.len())].to_vec(),
             tfrc: s.tfrc[..first(s.tfrc.len())].to_vec(),
+            media: s.media[..first(s.media.len())].to_vec(),
         };
         Cut {
             summary: &cut,

@@ -15,9 +15,13 @@ use rand::Rng;
 
 use super::tcp::linux::clock::Jiffies;
 use super::tcp_sink::Held;
-use crate::agent::{Agent, AgentCtx};
+use crate::agent::{Agent, AgentCtx, TimerId};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader, MAX_SACK_BLOCKS};
 use crate::Time;
+
+/// The receiver's one simulator timer: the delayed-ACK and compressed-SACK timers, whichever
+/// is earlier.
+const ACK_TIMER: TimerId = TimerId(0);
 
 /// Parameters of the Linux receiver (the kernel's defaults in [`LinuxSinkConfig::default`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -380,6 +384,21 @@ impl LinuxSink {
         self.ack_snd_check(ctx);
     }
 
+    /// The earlier of the delayed-ACK and compressed-SACK timers.
+    fn next_timer(&self) -> Option<Time> {
+        match (self.comp_timer, self.delack.map(|(t, _)| t)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Hands the earlier of the two timers to the simulator (one simulator timer serves both:
+    /// when it fires, both are checked, as one kernel softirq would); called at the end of
+    /// every agent call.
+    fn sync_timer(&self, ctx: &mut AgentCtx<'_>) {
+        ctx.sync_timer(ACK_TIMER, self.next_timer());
+    }
+
     /// `tcp_event_data_recv`: the quick-ACK and delayed-ACK estimator on in-order data.
     fn event_data_recv(&mut self, now: Time) {
         let now_j = self.clk.at(now);
@@ -411,13 +430,14 @@ impl Agent for LinuxSink {
 
     fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         if let (PacketKind::Tcp, Header::Tcp(h)) = (pkt.kind, &pkt.header) {
             self.on_data(h.seqno, h.ts, ctx);
         }
+        self.sync_timer(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         if self.comp_timer.is_some_and(|t| t <= now) {
             self.comp_timer = None;
@@ -436,13 +456,7 @@ impl Agent for LinuxSink {
                 }
             }
         }
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        match (self.comp_timer, self.delack.map(|(t, _)| t)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.sync_timer(ctx);
     }
 }
 
@@ -499,7 +513,7 @@ mod tests {
         // Five quick ACKs (initial window 10 segments / 2), then every second segment.
         assert_eq!(sent, vec![1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0]);
         // The odd one waits for the delayed-ACK timer: 40 ms, on a jiffy bucket.
-        let t = h.agent.next_wake().expect("delack armed");
+        let (_, t) = h.next_timer().expect("delack armed");
         let waited = t.as_secs_f64() * 1000.0 - 21.2;
         assert!((40.0..=48.0).contains(&waited), "{waited}");
         let late = h.wake_next();

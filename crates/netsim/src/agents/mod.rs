@@ -1,8 +1,11 @@
 //! The agents a flow can use, as a closed enum dispatching the [`Agent`] trait by `match`.
 //!
-//! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!`.
+//! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!` (the interface
+//! itself, with an example, is documented in [`crate::agent`]).
 
 pub mod linux_sink;
+pub mod media;
+pub mod onoff;
 pub(crate) mod sacker;
 mod seq_ring;
 pub mod tcp;
@@ -11,6 +14,8 @@ pub mod tfrc;
 pub mod udp;
 
 pub use linux_sink::{LinuxSink, LinuxSinkConfig};
+pub use media::{MediaReceiver, MediaSender};
+pub use onoff::{OnOffConfig, OnOffTcp};
 pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::linux::{LinuxCc, LinuxTcpConfig, LinuxTcpSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
@@ -18,9 +23,8 @@ pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
 pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::Packet;
-use crate::Time;
 
 /// Every agent type the simulator can run.
 #[derive(Clone, Debug)]
@@ -44,6 +48,30 @@ pub enum AnyAgent {
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
     TfrcReceiver(Box<TfrcReceiver>),
+    /// A video application over a media congestion controller ([`media`]).
+    MediaSender(Box<MediaSender>),
+    /// The media flow's receiver: frame reassembly and the controller's feedback.
+    MediaReceiver(Box<MediaReceiver>),
+    /// A TCP sender driven by an on/off source ([`onoff`]).
+    OnOffTcp(Box<OnOffTcp>),
+}
+
+impl From<MediaSender> for AnyAgent {
+    fn from(a: MediaSender) -> Self {
+        AnyAgent::MediaSender(Box::new(a))
+    }
+}
+
+impl From<MediaReceiver> for AnyAgent {
+    fn from(a: MediaReceiver) -> Self {
+        AnyAgent::MediaReceiver(Box::new(a))
+    }
+}
+
+impl From<OnOffTcp> for AnyAgent {
+    fn from(a: OnOffTcp) -> Self {
+        AnyAgent::OnOffTcp(Box::new(a))
+    }
 }
 
 impl From<TfrcSender> for AnyAgent {
@@ -112,6 +140,9 @@ macro_rules! dispatch {
             AnyAgent::CubicSender($a) => $e,
             AnyAgent::LinuxSender($a) => $e,
             AnyAgent::LinuxSink($a) => $e,
+            AnyAgent::MediaSender($a) => $e,
+            AnyAgent::MediaReceiver($a) => $e,
+            AnyAgent::OnOffTcp($a) => $e,
         }
     };
 }
@@ -123,17 +154,14 @@ impl Agent for AnyAgent {
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_stop(ctx))
     }
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_packet(pkt, ctx))
     }
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        dispatch!(self, a => a.on_wake(ctx))
+    fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        dispatch!(self, a => a.on_timer(timer, ctx))
     }
-    fn next_wake(&self) -> Option<Time> {
-        dispatch!(self, a => a.next_wake())
-    }
-    fn next_wake_secs(&self) -> Option<f64> {
-        dispatch!(self, a => a.next_wake_secs())
+    fn timers(&self) -> usize {
+        dispatch!(self, a => a.timers())
     }
     fn app_counters(&self) -> AppCounters {
         dispatch!(self, a => a.app_counters())

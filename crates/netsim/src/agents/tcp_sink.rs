@@ -15,9 +15,12 @@ use std::time::Duration;
 
 use super::sacker::Sacker;
 use super::seq_ring::SeqRing;
-use crate::agent::{Agent, AgentCtx};
+use crate::agent::{Agent, AgentCtx, TimerId};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
+
+/// The delayed-ACK timer (`TCPSink/DelAck`'s `delay_timer_`).
+const DELACK: TimerId = TimerId(0);
 
 /// Parameters of a TCP sink, named after NS-2's bound variables.
 #[derive(Clone, Debug, PartialEq)]
@@ -304,7 +307,7 @@ impl Agent for TcpSink {
 
     fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let hdr = match (&pkt.kind, &pkt.header) {
             (PacketKind::Tcp, Header::Tcp(h)) => *h,
             _ => return,
@@ -321,63 +324,53 @@ impl Agent for TcpSink {
                 let fills_gap = self.cfg.rfc2581_immediate_ack && hdr.seqno < self.maxseen;
                 let syn = self.cfg.syn_immediate_ack && hdr.seqno == 0;
                 if !fills_gap && !syn {
-                    self.delack_timer = Some(ctx.now() + interval);
+                    let at = ctx.now() + interval;
+                    self.delack_timer = Some(at);
+                    ctx.set_timer(DELACK, at);
                     return;
                 }
             }
-            self.delack_timer = None;
+            if self.delack_timer.take().is_some() {
+                ctx.cancel_timer(DELACK);
+            }
         }
         self.ack(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        if self.delack_timer.is_some_and(|t| t <= ctx.now()) {
-            self.delack_timer = None;
-            self.ack(ctx);
-        }
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        self.delack_timer
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        self.delack_timer = None;
+        self.ack(ctx);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::AgentHarness;
     use crate::packet::Direction;
     use crate::testing::packet;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
     struct H {
-        sink: TcpSink,
-        rng: ChaCha8Rng,
+        h: AgentHarness<TcpSink>,
         now: Time,
     }
 
     impl H {
         fn new(cfg: TcpSinkConfig) -> Self {
-            H {
-                sink: TcpSink::new(cfg),
-                rng: ChaCha8Rng::seed_from_u64(1),
-                now: Time::ZERO,
-            }
+            let mut h = AgentHarness::new(TcpSink::new(cfg), Direction::Reverse);
+            h.rng = ChaCha8Rng::seed_from_u64(1);
+            H { h, now: Time::ZERO }
+        }
+
+        fn sink(&self) -> &TcpSink {
+            &self.h.agent
         }
 
         fn ctx_call(&mut self, f: impl FnOnce(&mut TcpSink, &mut AgentCtx<'_>)) -> Vec<Packet> {
-            let mut out = Vec::new();
-            let mut ctx = AgentCtx::new(
-                self.now,
-                1,
-                Direction::Reverse,
-                1,
-                0,
-                &mut self.rng,
-                &mut out,
-            );
-            f(&mut self.sink, &mut ctx);
-            out
+            self.h.now = self.now;
+            self.h.call(f)
         }
 
         /// Deliver data packet `seq` at `ms`; return the ACK numbers sent.
@@ -396,7 +389,7 @@ mod tests {
                 }),
                 ..packet(seq, if seq == 0 { 40 } else { 1040 })
             };
-            let out = self.ctx_call(|s, c| s.on_packet(pkt, c));
+            let out = self.ctx_call(|s, c| s.on_packet(&pkt, c));
             for p in &out {
                 assert_eq!(p.kind, PacketKind::Ack);
                 assert_eq!(p.size, 40);
@@ -407,10 +400,8 @@ mod tests {
 
         fn wake_at(&mut self, ms: u64) -> Vec<i64> {
             self.now = Time::from_nanos(ms * 1_000_000);
-            self.ctx_call(|s, c| s.on_wake(c))
-                .iter()
-                .map(|p| p.seq)
-                .collect()
+            self.h.now = self.now;
+            self.h.wake().iter().map(|p| p.seq).collect()
         }
     }
 
@@ -420,7 +411,7 @@ mod tests {
         assert_eq!(h.data(0, 1), vec![0]);
         assert_eq!(h.data(1, 2), vec![1]);
         assert_eq!(h.data(2, 3), vec![2]);
-        assert_eq!(h.sink.stats().bytes_in_order, 40 + 2 * 1040);
+        assert_eq!(h.sink().stats().bytes_in_order, 40 + 2 * 1040);
     }
 
     #[test]
@@ -438,7 +429,7 @@ mod tests {
         );
         // A retransmitted copy of 3 is a duplicate and re-ACKs 4.
         assert_eq!(h.data(3, 6), vec![4]);
-        assert_eq!(h.sink.stats().duplicates, 1);
+        assert_eq!(h.sink().stats().duplicates, 1);
     }
 
     #[test]
@@ -454,8 +445,8 @@ mod tests {
         h.data(0, 1);
         h.data(2, 2);
         h.data(2, 3);
-        assert_eq!(h.sink.stats().duplicates, 1);
-        assert_eq!(h.sink.ack_number(), 0);
+        assert_eq!(h.sink().stats().duplicates, 1);
+        assert_eq!(h.sink().ack_number(), 0);
     }
 
     #[test]
@@ -473,7 +464,7 @@ mod tests {
                 syn: false,
                 ..TcpHeader::default()
             });
-            let out = h.ctx_call(|s, c| s.on_packet(p, c));
+            let out = h.ctx_call(|s, c| s.on_packet(&p, c));
             match out.first().map(|a| &a.header) {
                 Some(Header::Tcp(t)) => Some(t.ts_echo),
                 _ => None,
@@ -503,7 +494,7 @@ mod tests {
                     ts: ms(sent),
                     ..TcpHeader::default()
                 });
-                let out = h.ctx_call(|s, c| s.on_packet(p, c));
+                let out = h.ctx_call(|s, c| s.on_packet(&p, c));
                 if let Some(Header::Tcp(t)) = out.first().map(|a| &a.header) {
                     echo = Some(t.ts_echo);
                 }
@@ -527,16 +518,16 @@ mod tests {
         let mut h = H::new(TcpSinkConfig::ns2_delack());
         assert_eq!(h.data(0, 0), vec![0], "SYN acked at once");
         assert_eq!(h.data(1, 10), Vec::<i64>::new(), "held");
-        assert_eq!(h.sink.next_wake(), Some(Time::from_nanos(110_000_000)));
+        assert_eq!(h.h.timer(DELACK), Some(Time::from_nanos(110_000_000)));
         assert_eq!(h.data(2, 20), vec![2], "second packet: ACK now");
-        assert_eq!(h.sink.next_wake(), None);
+        assert_eq!(h.h.timer(DELACK), None);
         assert!(h.data(3, 30).is_empty());
         assert!(
             h.wake_at(100).is_empty(),
             "spurious wake before the interval"
         );
         assert_eq!(h.wake_at(130), vec![3], "interval expired");
-        assert_eq!(h.sink.next_wake(), None);
+        assert_eq!(h.h.timer(DELACK), None);
     }
 
     #[test]
@@ -621,7 +612,7 @@ mod tests {
     fn non_tcp_is_ignored() {
         let mut h = H::new(TcpSinkConfig::ns2());
         let p = ack_like_data(0, Time::ZERO);
-        assert!(h.ctx_call(|s, c| s.on_packet(p, c)).is_empty());
-        assert_eq!(h.sink.stats().packets, 0);
+        assert!(h.ctx_call(|s, c| s.on_packet(&p, c)).is_empty());
+        assert_eq!(h.sink().stats().packets, 0);
     }
 }

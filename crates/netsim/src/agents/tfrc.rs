@@ -6,10 +6,14 @@
 
 use tfrc::{Arrival, LossDecision, Profile, Receiver, Sender};
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::agents::udp::CbrClock;
 use crate::packet::{Header, Packet, PacketKind};
-use crate::Time;
+
+/// Each TFRC agent's one timer: the earliest of the core's `poll_timeout` and (sender) the CBR
+/// application's next segment. One timer, not two, so that a segment and a core timeout due at
+/// the same instant are handled in one call (generate, time out, transmit).
+const WAKE: TimerId = TimerId(0);
 
 /// A sender wakes this many times at most for packets in one call; the core bounds its bursts
 /// (§4.6: at most one RTT's worth), so reaching this means a core bug, not a busy link.
@@ -82,6 +86,25 @@ impl TfrcSender {
             ctx.send(pkt);
         }
     }
+
+    /// Arm the wake-up at the earliest of the application's next segment and the core's
+    /// timeout (with NS-2's double time when it is the CBR clock's).
+    fn arm(&self, ctx: &mut AgentCtx<'_>) {
+        let app = match &self.app {
+            TfrcApp::Cbr(clock) => clock.next(),
+            TfrcApp::Bulk => None,
+        };
+        let next = match (app, self.sender.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (&self.app, next) {
+            (TfrcApp::Cbr(clock), Some(t)) if clock.next() == Some(t) => {
+                clock.arm(WAKE, ctx);
+            }
+            (_, next) => ctx.sync_timer(WAKE, next),
+        }
+    }
 }
 
 impl Agent for TfrcSender {
@@ -93,16 +116,18 @@ impl Agent for TfrcSender {
         }
         self.generate(ctx);
         self.transmit(ctx);
+        self.arm(ctx);
     }
 
-    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         if let TfrcApp::Cbr(clock) = &mut self.app {
             clock.stop();
         }
         self.sender.stop();
+        self.arm(ctx);
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         match &pkt.header {
             Header::TfrcFeedback(fb) => self.sender.on_feedback(now, fb),
@@ -112,34 +137,17 @@ impl Agent for TfrcSender {
             _ => return,
         }
         self.transmit(ctx);
+        self.arm(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         self.generate(ctx);
         if self.sender.poll_timeout().is_some_and(|t| t <= now) {
             self.sender.on_timeout(now);
         }
         self.transmit(ctx);
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        let app = match &self.app {
-            TfrcApp::Cbr(clock) => clock.next(),
-            TfrcApp::Bulk => None,
-        };
-        match (app, self.sender.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    fn next_wake_secs(&self) -> Option<f64> {
-        // NS-2's CBR clock is accumulated in double; report it when it is the next wake.
-        match &self.app {
-            TfrcApp::Cbr(clock) if clock.next() == self.next_wake() => clock.next_secs(),
-            _ => None,
-        }
+        self.arm(ctx);
     }
 
     fn app_counters(&self) -> AppCounters {
@@ -233,11 +241,15 @@ impl TfrcReceiver {
 }
 
 impl Agent for TfrcReceiver {
-    fn on_start(&mut self, _ctx: &mut AgentCtx<'_>) {}
+    fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
+        ctx.sync_timer(WAKE, self.receiver.poll_timeout());
+    }
 
-    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
+        ctx.sync_timer(WAKE, self.receiver.poll_timeout());
+    }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let Header::TfrcData(hdr) = &pkt.header else {
             return;
         };
@@ -249,18 +261,16 @@ impl Agent for TfrcReceiver {
         self.receiver.on_data_with(ctx.now(), hdr, arrival);
         self.drain_decisions();
         self.answer(ctx);
+        ctx.sync_timer(WAKE, self.receiver.poll_timeout());
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         if self.receiver.poll_timeout().is_some_and(|t| t <= now) {
             self.receiver.on_timeout(now);
         }
         self.drain_decisions();
         self.answer(ctx);
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        self.receiver.poll_timeout()
+        ctx.sync_timer(WAKE, self.receiver.poll_timeout());
     }
 }

@@ -3,9 +3,12 @@
 
 use rand::Rng;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::{Header, Packet, PacketKind};
 use crate::Time;
+
+/// The CBR source's one timer: the next packet is due.
+const SEND: TimerId = TimerId(0);
 
 /// CBR parameters with NS-2's defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,7 +112,7 @@ impl CbrClock {
             t += interval * u;
         }
         // TimerHandler::resched(t): clock + t, in double. Keeping NS-2's rounding makes
-        // same-instant events order as in NS-2 (see `Agent::next_wake_secs`).
+        // same-instant events order as in NS-2 (see `AgentCtx::set_timer_ns2`).
         self.next_secs += t;
         self.next = Some(Time::from_secs_f64(self.next_secs));
     }
@@ -127,6 +130,15 @@ impl CbrClock {
     /// Packets generated so far.
     pub fn generated(&self) -> u64 {
         self.generated
+    }
+
+    /// Hand the next send time, with NS-2's double for it, to the agent's `timer` (or disarm
+    /// it when the clock is stopped).
+    pub fn arm(&self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        match self.next {
+            Some(t) => ctx.set_timer_ns2(timer, t, self.next_secs),
+            None => ctx.cancel_timer(timer),
+        }
     }
 }
 
@@ -162,6 +174,7 @@ impl CbrSource {
         let pkt = ctx.packet(self.cfg.kind, size, size, seq, Header::None);
         ctx.send(pkt);
         self.clock.advance(ctx.rng());
+        self.clock.arm(SEND, ctx);
     }
 }
 
@@ -171,27 +184,22 @@ impl Agent for CbrSource {
         self.clock.start(ctx.now());
         if self.clock.due(ctx.now()) {
             self.fire(ctx);
+        } else {
+            self.clock.arm(SEND, ctx);
         }
     }
 
-    fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {
+    fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         self.clock.stop();
+        ctx.cancel_timer(SEND);
     }
 
-    fn on_packet(&mut self, _pkt: Packet, _ctx: &mut AgentCtx<'_>) {}
+    fn on_packet(&mut self, _pkt: &Packet, _ctx: &mut AgentCtx<'_>) {}
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         if self.clock.due(ctx.now()) {
             self.fire(ctx);
         }
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        self.clock.next()
-    }
-
-    fn next_wake_secs(&self) -> Option<f64> {
-        self.clock.next_secs()
     }
 
     fn app_counters(&self) -> AppCounters {
@@ -224,48 +232,41 @@ impl NullSink {
 impl Agent for NullSink {
     fn on_start(&mut self, _ctx: &mut AgentCtx<'_>) {}
     fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
-    fn on_packet(&mut self, _pkt: Packet, _ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, _pkt: &Packet, _ctx: &mut AgentCtx<'_>) {
         self.received += 1;
     }
-    fn on_wake(&mut self, _ctx: &mut AgentCtx<'_>) {}
-    fn next_wake(&self) -> Option<Time> {
-        None
+    fn timers(&self) -> usize {
+        0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::AgentHarness;
     use crate::packet::Direction;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
-    fn drive(src: &mut CbrSource, until: Time, rng: &mut ChaCha8Rng) -> Vec<(Time, Packet)> {
-        let mut out = Vec::new();
-        let mut sent = Vec::new();
-        let mut ctx = AgentCtx::new(Time::ZERO, 0, Direction::Forward, 0, 1, rng, &mut out);
-        src.on_start(&mut ctx);
-        sent.extend(out.drain(..).map(|p| (Time::ZERO, p)));
-        while let Some(t) = src.next_wake() {
-            if t >= until {
-                break;
-            }
-            let mut ctx = AgentCtx::new(t, 0, Direction::Forward, 0, 1, rng, &mut out);
-            src.on_wake(&mut ctx);
-            sent.extend(out.drain(..).map(|p| (t, p)));
+    fn drive(src: CbrSource, until: Time, seed: u64) -> (Vec<(Time, Packet)>, CbrSource) {
+        let mut h = AgentHarness::new(src, Direction::Forward);
+        h.rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut sent: Vec<_> = h.start().into_iter().map(|p| (Time::ZERO, p)).collect();
+        while h.next_timer().is_some_and(|(_, t)| t < until) {
+            let out = h.wake_next();
+            sent.extend(out.into_iter().map(|p| (h.now, p)));
         }
-        sent
+        (sent, h.agent)
     }
 
     #[test]
     fn cbr_interval_size_and_seqnos() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut src = CbrSource::new(CbrConfig {
+        let src = CbrSource::new(CbrConfig {
             rate_bps: 0.5e6,
             ..CbrConfig::default()
         });
         // 210 B at 0.5 Mb/s: 3.36 ms apart; in [0, 100 ms) that is 30 packets (0 … 97.44 ms).
-        let sent = drive(&mut src, Time::from_nanos(100_000_000), &mut rng);
+        let (sent, src) = drive(src, Time::from_nanos(100_000_000), 1);
         assert_eq!(sent.len(), 30);
         for (k, (t, p)) in sent.iter().enumerate() {
             assert_eq!(t.as_nanos(), 3_360_000 * k as u64);
@@ -279,26 +280,24 @@ mod tests {
 
     #[test]
     fn cbr_default_rate_and_maxpkts() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut src = CbrSource::new(CbrConfig {
+        let src = CbrSource::new(CbrConfig {
             max_packets: 5,
             ..CbrConfig::default()
         });
         // NS-2 default 448 kb/s with 210 B: 3.75 ms.
         assert!((src.interval_secs() - 0.00375).abs() < 1e-15);
-        let sent = drive(&mut src, Time::from_nanos(1_000_000_000), &mut rng);
+        let (sent, _) = drive(src, Time::from_nanos(1_000_000_000), 1);
         assert_eq!(sent.len(), 5);
         assert_eq!(sent[4].0.as_nanos(), 15_000_000);
     }
 
     #[test]
     fn cbr_random_jitter_stays_within_half_interval() {
-        let mut rng = ChaCha8Rng::seed_from_u64(9);
-        let mut src = CbrSource::new(CbrConfig {
+        let src = CbrSource::new(CbrConfig {
             random: true,
             ..CbrConfig::default()
         });
-        let sent = drive(&mut src, Time::from_nanos(10_000_000_000), &mut rng);
+        let (sent, _) = drive(src, Time::from_nanos(10_000_000_000), 9);
         let gaps: Vec<f64> = sent
             .windows(2)
             .map(|w| (w[1].0.as_nanos() - w[0].0.as_nanos()) as f64 * 1e-9)

@@ -394,16 +394,22 @@ impl SenderEngine {
                 measured(rtt, *sent_at, *sends);
                 let mut init = None;
                 let mut msg = Vec::new();
-                if let Protect::Noise { receiver, identity } = &self.opts.protect {
+                if self.opts.protect.mode().is_noise() {
+                    let protect = &self.opts.protect;
                     let noise = (|| -> Result<(NoiseInitiator, Vec<u8>), String> {
-                        let me = match identity {
-                            Some(k) => k.clone(),
-                            None => StaticKeypair::generate().map_err(|e| e.to_string())?,
-                        };
                         // The prologue covers the fields that do not change with the token.
                         let prologue = frame::hello_prologue(request).map_err(|e| e.to_string())?;
-                        let mut i = NoiseInitiator::new(&me, receiver, &prologue)
-                            .map_err(|e| e.to_string())?;
+                        let mut i = match protect {
+                            Protect::Noise { receiver, identity } => {
+                                let me = match identity {
+                                    Some(k) => k.clone(),
+                                    None => StaticKeypair::generate().map_err(|e| e.to_string())?,
+                                };
+                                NoiseInitiator::new(&me, receiver, &prologue)
+                            }
+                            _ => NoiseInitiator::unauthenticated(&prologue),
+                        }
+                        .map_err(|e| e.to_string())?;
                         let m = i.first_message().map_err(|e| e.to_string())?;
                         Ok((i, m))
                     })();
@@ -457,7 +463,7 @@ impl SenderEngine {
                 let r = measured(rtt, *sent_at, *sends);
                 match ack.mode {
                     Mode::Plain => self.established(now, r),
-                    Mode::Noise => {
+                    Mode::Noise | Mode::NoiseUnauthenticated => {
                         let Some(i) = init.take() else {
                             self.stats.drops.unexpected += 1;
                             return EngineEvent::None;
@@ -470,12 +476,20 @@ impl SenderEngine {
                                 self.established(now, r)
                             }
                             Err(_) => {
-                                let msg = format!(
-                                    "the Noise handshake with {} failed: the answer was not made \
-                                     with the pinned receiver key (a substituted key, the wrong \
-                                     --peer-key, or tampering)",
-                                    self.to
-                                );
+                                let msg = if ack.mode == Mode::Noise {
+                                    format!(
+                                        "the Noise handshake with {} failed: the answer was not \
+                                         made with the pinned receiver key (a substituted key, \
+                                         the wrong --peer-key, or tampering)",
+                                        self.to
+                                    )
+                                } else {
+                                    format!(
+                                        "the Noise handshake with {} failed: the answer does not \
+                                         match this session's handshake (tampering on the path)",
+                                        self.to
+                                    )
+                                };
                                 self.fail(io::ErrorKind::PermissionDenied, msg);
                                 EngineEvent::None
                             }

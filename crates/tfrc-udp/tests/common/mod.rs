@@ -63,9 +63,17 @@ pub fn data(session: u64, h: &DataHeader, payload: &[u8]) -> Vec<u8> {
     d
 }
 
+/// Receiver options that also accept plain sessions (off by default).
+pub fn plain_ok() -> ReceiverOptions {
+    ReceiverOptions {
+        require_protection: false,
+        ..ReceiverOptions::default()
+    }
+}
+
 /// An engine with an accepted unprotected session from `peer()`.
 pub fn engine_with_session() -> ReceiverEngine {
-    let mut e = ReceiverEngine::new(ReceiverOptions::default(), 2).unwrap();
+    let mut e = ReceiverEngine::new(plain_ok(), 2).unwrap();
     let h = validated_hello(&e, ms(0), peer(), Mode::Plain);
     e.on_datagram(ms(0), &h, peer(), Some(64), false);
     assert!(e.has_session());

@@ -11,6 +11,7 @@ pub mod run;
 pub mod send;
 pub mod sweep;
 pub mod validate;
+pub mod validate_real;
 pub mod variants;
 
 /// Clap value parser of an RSA modulus size in bits (`bench --bits`, `recv --rsa-bits`): a
@@ -53,4 +54,35 @@ pub(crate) fn key_file_arg(
     let text = std::fs::read_to_string(p).map_err(|e| format!("{flag} {}: {e}", p.display()))?;
     tfrc_protect::StaticKeypair::from_key_file(&text)
         .map_err(|e| format!("{flag} {}: {e}", p.display()))
+}
+
+/// Which termination signal arrived, if any.
+pub(crate) struct Signals {
+    int: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    term: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Signals {
+    /// Catch SIGINT and SIGTERM from now on: they set flags instead of killing the process.
+    pub(crate) fn catch() -> std::io::Result<Signals> {
+        let s = Signals {
+            int: Default::default(),
+            term: Default::default(),
+        };
+        signal_hook::flag::register(signal_hook::consts::SIGINT, s.int.clone())?;
+        signal_hook::flag::register(signal_hook::consts::SIGTERM, s.term.clone())?;
+        Ok(s)
+    }
+
+    /// The exit code of a process ended by the signal that arrived (128 + its number).
+    pub(crate) fn exit_code(&self) -> Option<u8> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if self.int.load(SeqCst) {
+            Some(128 + signal_hook::consts::SIGINT as u8)
+        } else if self.term.load(SeqCst) {
+            Some(128 + signal_hook::consts::SIGTERM as u8)
+        } else {
+            None
+        }
+    }
 }

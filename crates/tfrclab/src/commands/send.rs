@@ -7,6 +7,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -46,14 +47,19 @@ pub struct Args {
     #[arg(long = "segment-size", value_name = "BYTES", default_value_t = 1000,
           value_parser = clap::value_parser!(u32).range(1..=tfrc_udp::MAX_SEGMENT as i64))]
     segment_size: u32,
-    /// Protect the session: `noise` (authenticated keys, Noise IK with the receiver's key
-    /// pinned by --peer-key, every packet sealed with ChaCha20-Poly1305) or
-    /// `rsa-unauthenticated` (seed 000's RSA-OAEP exchange, E6: an active attacker on the path
-    /// can substitute the key; the paper's variant, not a protection to rely on).
+    /// How the session is protected. `noise` (the default): a Noise handshake, then every
+    /// packet encrypted and integrity-protected (ChaCha20-Poly1305); with --peer-key the
+    /// receiver is authenticated (IK), without it the handshake is unauthenticated (NN: safe
+    /// from eavesdroppers and from injection after the handshake, but an active man in the
+    /// middle of the handshake can relay the session). `plain`: no encryption and no
+    /// integrity: anyone who sees the traffic reads it and can inject data, feedback or a FIN
+    /// (the receiver must allow it with `recv --allow-plain`). `rsa-unauthenticated`: seed
+    /// 000's RSA-OAEP exchange (E6): an active attacker on the path can substitute the key;
+    /// the paper's variant, not a protection to rely on.
     #[arg(long, value_name = "MODE", value_parser = protect_mode)]
     protect: Option<Mode>,
-    /// The receiver's public key, pinned for `--protect noise`: 64 hex digits, or a file from
-    /// `tfrclab keygen` (its `.pub`).
+    /// The receiver's public key, pinned (Noise IK, the receiver is authenticated): 64 hex
+    /// digits, or a file from `tfrclab keygen` (its `.pub`).
     #[arg(long = "peer-key", value_name = "HEX|FILE")]
     peer_key: Option<String>,
     /// This sender's key file (`tfrclab keygen`), for a receiver that allows listed senders
@@ -135,9 +141,10 @@ fn variant(v: &str) -> Result<VariantChoice, String> {
 fn protect_mode(v: &str) -> Result<Mode, String> {
     match v.trim().to_ascii_lowercase().as_str() {
         "noise" => Ok(Mode::Noise),
+        "plain" => Ok(Mode::Plain),
         "rsa-unauthenticated" => Ok(Mode::RsaUnauthenticated),
         _ => Err(format!(
-            "'{v}' is not a protection mode (expected noise or rsa-unauthenticated)"
+            "'{v}' is not a protection mode (expected noise, plain or rsa-unauthenticated)"
         )),
     }
 }
@@ -329,34 +336,37 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Err(e) = tfrc::variants::apply(profile, &variants) {
         return Ok(bad_input(&format!("--variant: {e}")));
     }
-    let protect =
-        match (args.protect, &args.peer_key, &args.key) {
-            (None, None, None) => Protect::None,
-            (Some(Mode::Noise), Some(pk), key) => {
-                let receiver = match super::public_key_arg("--peer-key", pk) {
-                    Ok(k) => k,
+    let protect = match (args.protect, &args.peer_key, &args.key) {
+        (None | Some(Mode::Noise), None, None) => Protect::NoiseUnauthenticated,
+        (Some(Mode::Plain), None, None) => Protect::None,
+        (None | Some(Mode::Noise), Some(pk), key) => {
+            let receiver = match super::public_key_arg("--peer-key", pk) {
+                Ok(k) => k,
+                Err(m) => return Ok(bad_input(&m)),
+            };
+            let identity = match key {
+                None => None,
+                Some(p) => match super::key_file_arg("--key", p) {
+                    Ok(k) => Some(k),
                     Err(m) => return Ok(bad_input(&m)),
-                };
-                let identity = match key {
-                    None => None,
-                    Some(p) => match super::key_file_arg("--key", p) {
-                        Ok(k) => Some(k),
-                        Err(m) => return Ok(bad_input(&m)),
-                    },
-                };
-                Protect::Noise { receiver, identity }
-            }
-            (Some(Mode::Noise), None, _) => return Ok(bad_input(
-                "--protect noise needs --peer-key (the receiver's public key: `tfrclab keygen` \
-                 printed it, or give its .pub file)",
-            )),
-            (Some(Mode::RsaUnauthenticated), None, None) => Protect::RsaUnauthenticated,
-            _ => {
-                return Ok(bad_input(
-                    "--peer-key and --key go with --protect noise only",
-                ))
-            }
-        };
+                },
+            };
+            Protect::Noise { receiver, identity }
+        }
+        (None | Some(Mode::Noise), None, Some(_)) => {
+            return Ok(bad_input(
+                "--key needs --peer-key: a sender proves its key only to a receiver it \
+                 authenticates (the receiver's public key: `tfrclab keygen` printed it, or give \
+                 its .pub file)",
+            ))
+        }
+        (Some(Mode::RsaUnauthenticated), None, None) => Protect::RsaUnauthenticated,
+        _ => {
+            return Ok(bad_input(
+                "--peer-key and --key go with --protect noise only",
+            ))
+        }
+    };
     let opts = SenderOptions {
         profile,
         variants,
@@ -369,6 +379,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         host_queue: args.host_queue,
         ..SenderOptions::default()
     };
+    let signals = super::Signals::catch()?;
     let status = Status::new(args.quiet);
     status.show(&format!("send: connecting to {to} ..."));
     let tx = match Sender::connect(to, opts) {
@@ -378,54 +389,57 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("send --to {to}: {e}");
         }
     };
+    // The input is read on a thread of its own that hands chunks over a small channel, so that
+    // a signal ends the session even while a read blocks (on a terminal or a pipe).
     let s = tx.max_message();
-    let read_err = std::thread::scope(|scope| {
-        let reader = input.take().map(|mut r| {
-            let tx = &tx;
-            scope.spawn(move || -> io::Result<()> {
-                loop {
-                    let mut chunk = vec![0u8; s];
-                    let mut n = 0;
-                    while n < s {
-                        match r.read(&mut chunk[n..]) {
-                            Ok(0) => break,
-                            Ok(k) => n += k,
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(e) => return Err(e),
-                        }
+    let chunks = input.take().map(|r| spawn_reader(r, s));
+    let mut pending: Option<Vec<u8>> = None;
+    let mut input_done = chunks.is_none();
+    let mut read_err = None;
+    let mut next_status = std::time::Instant::now();
+    while !tx.is_finished() && signals.exit_code().is_none() {
+        let mut progressed = false;
+        if let Some(rx) = chunks.as_ref().filter(|_| !input_done) {
+            if pending.is_none() {
+                match rx.recv_timeout(Duration::from_millis(50)) {
+                    Ok(Ok(c)) => pending = Some(c),
+                    Ok(Err(e)) => {
+                        read_err = Some(e);
+                        input_done = true;
                     }
-                    if n == 0 {
-                        return Ok(());
-                    }
-                    chunk.truncate(n);
-                    if tx.send(chunk).is_err() {
-                        // The sender stopped (duration over).
-                        return Ok(());
-                    }
-                    if n < s {
-                        return Ok(());
-                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => input_done = true,
                 }
-            })
-        });
-        let mut reader = reader;
-        loop {
-            std::thread::sleep(Duration::from_millis(250));
-            status.show(&status_line(&tx.stats()));
-            let reader_done = match reader.as_ref() {
-                None => true,
-                Some(h) => h.is_finished(),
-            };
-            if tx.is_finished() || (reader.is_some() && reader_done) {
-                break;
             }
+            if let Some(c) = pending.take() {
+                match tx.try_send(c.clone()) {
+                    Ok(true) => progressed = true,
+                    Ok(false) => pending = Some(c),
+                    // The sender stopped (duration over).
+                    Err(_) => input_done = true,
+                }
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
         }
-        reader
-            .take()
-            .and_then(|h| h.join().ok())
-            .and_then(|r| r.err())
-    });
-    let report = tx.close();
+        if input_done && chunks.is_some() {
+            break;
+        }
+        if !progressed && pending.is_some() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if std::time::Instant::now() >= next_status {
+            status.show(&status_line(&tx.stats()));
+            next_status = std::time::Instant::now() + Duration::from_millis(250);
+        }
+    }
+    let interrupted = signals.exit_code();
+    // Interrupted: stop now (what is queued is dropped), FIN, and the summary as usual.
+    let report = if interrupted.is_some() {
+        tx.abort()
+    } else {
+        tx.close()
+    };
     status.clear();
     if let Some(e) = read_err {
         let what = args.input.as_deref().unwrap_or("-");
@@ -480,7 +494,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     )?;
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(interrupted.map_or(ExitCode::SUCCESS, ExitCode::from))
         }
         None => {
             anyhow::bail!(
@@ -489,4 +503,33 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             )
         }
     }
+}
+
+/// Read `r` in chunks of `s` bytes (the last one shorter) on a thread of its own; the channel
+/// ends after the last chunk or the first error.
+fn spawn_reader(mut r: Box<dyn Read + Send>, s: usize) -> mpsc::Receiver<io::Result<Vec<u8>>> {
+    let (tx, rx) = mpsc::sync_channel(4);
+    std::thread::spawn(move || loop {
+        let mut chunk = vec![0u8; s];
+        let mut n = 0;
+        while n < s {
+            match r.read(&mut chunk[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if n == 0 {
+            return;
+        }
+        chunk.truncate(n);
+        if tx.send(Ok(chunk)).is_err() || n < s {
+            return;
+        }
+    });
+    rx
 }

@@ -23,6 +23,14 @@ delay (10%), per-flow loss rate (25% of NS-2's, or 0.005 absolute, whichever is 
 scenario's [validate] table overrides them and may list seeds = [...] to compare means over \
 several runs on both sides (for random scenarios).
 
+With --real, the NS-2 side is replaced by a real network (root): the scenario's topology as \
+network namespaces joined by emulated links that run the simulator's own queues, its flows as \
+kernel TCP (the flow's `real` congestion control), `tfrclab send`/`recv` and paced UDP; the \
+simulated mean and 95% CI over `[real] sim_seeds` start phases beside the real runs' over \
+--reps runs, per flow and metric, with a verdict (the intervals overlap or not); runs whose \
+emulator or senders were late are marked distorted and left out. Writes validate-real.json and \
+per run tcp_info.csv (the kernel's cwnd and RTT every 10 ms) into --out.
+
 Writes validate.json (every figure, per seed) into --out; --markdown FILE writes the summary \
 and per-scenario tables (between the markers in FILE when it has them). Exit code 0 when every \
 check passes, 1 when one is outside its tolerance (or a run failed), 2 for bad input (an \
@@ -55,6 +63,13 @@ pub struct Args {
     /// Change one value in every scenario before validation, as for `run` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = overrides::parse_set)]
     pub sets: Vec<(String, String)>,
+    /// Hold the simulation against a real network instead of NS-2: namespaces, emulated links,
+    /// kernel TCP and `tfrclab send`/`recv` (needs root; docs/real-network.md).
+    #[arg(long)]
+    pub real: bool,
+    /// With --real: real runs per scenario (default: the scenario's `[real] reps`, 10).
+    #[arg(long, value_name = "N", requires = "real")]
+    pub reps: Option<u32>,
 }
 
 /// `validate.json`.
@@ -86,6 +101,16 @@ fn bad(msg: impl std::fmt::Display) -> ExitCode {
 
 /// Run the subcommand.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    if args.real {
+        return super::validate_real::run(&super::validate_real::Args {
+            scenarios: &args.scenarios,
+            sets: &args.sets,
+            reps: args.reps,
+            out: &args.out,
+            markdown: args.markdown.as_deref(),
+            keep_traces: args.keep_traces,
+        });
+    }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         return Ok(bad(format!(
             "--timeout {}: expected a positive number of seconds",

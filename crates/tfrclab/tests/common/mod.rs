@@ -4,6 +4,7 @@
 
 pub mod chromium;
 pub mod layout;
+pub mod netns;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -25,12 +25,15 @@
 
 use std::time::Duration;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader, MAX_SACK_BLOCKS};
 use crate::Time;
 
 use super::scoreboard::ScoreBoard;
 use super::{TcpSenderStats, TCP_MAXSEQ};
+
+/// The retransmission timer, the agent's only one.
+const RTX: TimerId = TimerId(0);
 
 /// Which CUBIC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -868,28 +871,26 @@ impl Agent for CubicSender {
             self.curseq = TCP_MAXSEQ;
         }
         self.send_much(ctx);
+        ctx.sync_timer(RTX, self.rtx_timer);
     }
 
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         self.curseq = self.maxseq;
         self.send_much(ctx);
+        ctx.sync_timer(RTX, self.rtx_timer);
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         if let (PacketKind::Ack, Header::Tcp(h)) = (&pkt.kind, &pkt.header) {
             self.on_ack(*h, ctx);
+            ctx.sync_timer(RTX, self.rtx_timer);
         }
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        if self.rtx_timer.is_some_and(|t| t <= ctx.now()) {
-            self.rtx_timer = None;
-            self.on_rtx_timeout(ctx);
-        }
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        self.rtx_timer
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        self.rtx_timer = None;
+        self.on_rtx_timeout(ctx);
+        ctx.sync_timer(RTX, self.rtx_timer);
     }
 
     fn app_counters(&self) -> AppCounters {

@@ -36,12 +36,17 @@ pub mod tahoe;
 
 use std::time::Duration;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
 use rand::Rng;
 
 use rtt::{RttEstimator, RttParams};
+
+/// The retransmission timer (`rtx_timer_`).
+const RTX: TimerId = TimerId(0);
+/// The delayed-send timer (`delsnd_timer_`, used with `overhead_`).
+const DELSND: TimerId = TimerId(1);
 
 /// NS-2's `TCP_MAXSEQ`: the sequence an infinite (FTP) source advances the application limit to.
 pub const TCP_MAXSEQ: i64 = 1 << 30;
@@ -411,6 +416,35 @@ impl TcpSender {
         &self.cfg
     }
 
+    /// Draw `boot_time_` on the first start, when not configured.
+    fn boot(&mut self, ctx: &mut AgentCtx<'_>) {
+        if self.boot_time.is_none() {
+            let tick = ns(self.cfg.tcp_tick).max(1);
+            self.boot_time = Some(ctx.rng().gen_range(0..tick));
+        }
+    }
+
+    /// A new transfer of `packets` packets on an idle sender (an on/off source's next file,
+    /// [`crate::agents::OnOffTcp`]): the application limit moves up by `packets` and the
+    /// window restarts as a new connection's would (RFC 5681 §4.1's restart after idle, with
+    /// the initial `ssthresh_`), keeping the RTT estimate.
+    pub(crate) fn begin_transfer(&mut self, packets: u64, ctx: &mut AgentCtx<'_>) {
+        self.boot(ctx);
+        self.curseq = self
+            .curseq
+            .saturating_add(i64::try_from(packets).unwrap_or(i64::MAX))
+            .min(TCP_MAXSEQ);
+        self.cwnd = self.initial_window();
+        self.ssthresh = i64::from(self.cfg.window);
+        self.dupacks = 0;
+        self.send_much(false, self.cfg.max_burst, ctx);
+    }
+
+    /// Every packet the application produced is acknowledged.
+    pub(crate) fn transfer_done(&self) -> bool {
+        self.highest_ack + 1 >= self.curseq
+    }
+
     /// Congestion window, packets (`cwnd_`).
     pub fn cwnd(&self) -> f64 {
         self.cwnd
@@ -777,6 +811,16 @@ impl TcpSender {
         self.ts_peer = hdr.ts;
     }
 
+    /// Hand the timers' deadlines, which the protocol code keeps in `rtx_timer` and
+    /// `delsnd_timer` as NS-2's agent does, to the simulator at the end of a call.
+    pub(crate) fn sync_timers(&self, ctx: &mut AgentCtx<'_>) {
+        ctx.sync_timer(RTX, self.rtx_timer);
+        // Only `overhead_` ever arms the delayed-send timer.
+        if !self.cfg.overhead.is_zero() {
+            ctx.sync_timer(DELSND, self.delsnd_timer);
+        }
+    }
+
     /// The retransmission timer fired.
     fn on_rtx_timeout(&mut self, ctx: &mut AgentCtx<'_>) {
         match self.cfg.variant {
@@ -791,14 +835,12 @@ impl Agent for TcpSender {
     /// The FTP source starts (`$ftp start` → `send -1`): the application limit becomes
     /// [`TCP_MAXSEQ`] and the window's worth of packets (the SYN) goes out.
     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
-        if self.boot_time.is_none() {
-            let tick = ns(self.cfg.tcp_tick).max(1);
-            self.boot_time = Some(ctx.rng().gen_range(0..tick));
-        }
+        self.boot(ctx);
         if self.curseq <= TCP_MAXSEQ {
             self.curseq = TCP_MAXSEQ;
         }
         self.send_much(false, self.cfg.max_burst, ctx);
+        self.sync_timers(ctx);
     }
 
     /// The FTP source stops (`$ftp stop` → `advance 0`): nothing beyond what was already sent
@@ -806,9 +848,10 @@ impl Agent for TcpSender {
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         self.curseq = self.maxseq;
         self.send_much(false, self.cfg.max_burst, ctx);
+        self.sync_timers(ctx);
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         let hdr = match (&pkt.kind, &pkt.header) {
             (PacketKind::Ack, Header::Tcp(h)) => *h,
             _ => return,
@@ -823,37 +866,22 @@ impl Agent for TcpSender {
             TcpVariant::NewReno => self.newreno_recv(ack, ctx),
             TcpVariant::Sack => self.sack1_recv(ack, &hdr.sack, ctx),
         }
+        self.sync_timers(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        let now = ctx.now();
-        // Fire due timers in deadline order (the retransmission timer first on a tie).
-        loop {
-            let rtx = self.rtx_timer.filter(|&t| t <= now);
-            let del = self.delsnd_timer.filter(|&t| t <= now);
-            match (rtx, del) {
-                (Some(r), Some(d)) if d < r => {
-                    self.delsnd_timer = None;
-                    self.send_much(true, self.cfg.max_burst, ctx);
-                }
-                (Some(_), _) => {
-                    self.rtx_timer = None;
-                    self.on_rtx_timeout(ctx);
-                }
-                (None, Some(_)) => {
-                    self.delsnd_timer = None;
-                    self.send_much(true, self.cfg.max_burst, ctx);
-                }
-                (None, None) => break,
-            }
+    fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        if timer == DELSND {
+            self.delsnd_timer = None;
+            self.send_much(true, self.cfg.max_burst, ctx);
+        } else {
+            self.rtx_timer = None;
+            self.on_rtx_timeout(ctx);
         }
+        self.sync_timers(ctx);
     }
 
-    fn next_wake(&self) -> Option<Time> {
-        match (self.rtx_timer, self.delsnd_timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    fn timers(&self) -> usize {
+        2
     }
 
     /// Data packets handed to TCP by the always-backlogged source: first transmissions.
@@ -880,67 +908,12 @@ impl Agent for TcpSender {
 
 #[cfg(test)]
 pub(crate) mod test_util {
-    //! A tiny harness: drive one agent by hand through [`AgentCtx`], no engine.
+    //! Driving one TCP sender by hand (`crate::agent::AgentHarness`), no engine.
     use super::*;
     use crate::packet::Direction;
     use crate::testing::packet;
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
 
-    /// An agent under test with its RNG and the packets it sent.
-    pub struct Harness<A: Agent> {
-        pub agent: A,
-        pub rng: ChaCha8Rng,
-        pub now: Time,
-        pub dir: Direction,
-    }
-
-    impl<A: Agent> Harness<A> {
-        pub fn new(agent: A, dir: Direction) -> Self {
-            Harness {
-                agent,
-                rng: ChaCha8Rng::seed_from_u64(7),
-                now: Time::ZERO,
-                dir,
-            }
-        }
-
-        fn call(&mut self, f: impl FnOnce(&mut A, &mut AgentCtx<'_>)) -> Vec<Packet> {
-            let mut out = Vec::new();
-            let mut ctx = AgentCtx::new(self.now, 1, self.dir, 0, 1, &mut self.rng, &mut out);
-            f(&mut self.agent, &mut ctx);
-            out
-        }
-
-        pub fn at_ms(&mut self, ms: f64) -> &mut Self {
-            self.now = Time::from_secs_f64(ms / 1000.0);
-            self
-        }
-
-        pub fn start(&mut self) -> Vec<Packet> {
-            self.call(|a, c| a.on_start(c))
-        }
-
-        pub fn stop(&mut self) -> Vec<Packet> {
-            self.call(|a, c| a.on_stop(c))
-        }
-
-        pub fn deliver(&mut self, pkt: Packet) -> Vec<Packet> {
-            self.call(|a, c| a.on_packet(pkt, c))
-        }
-
-        pub fn wake(&mut self) -> Vec<Packet> {
-            self.call(|a, c| a.on_wake(c))
-        }
-
-        /// Advance to the agent's next wake-up and fire it.
-        pub fn wake_next(&mut self) -> Vec<Packet> {
-            if let Some(t) = self.agent.next_wake() {
-                self.now = t;
-            }
-            self.wake()
-        }
-    }
+    pub use crate::agent::AgentHarness as Harness;
 
     /// A cumulative ACK for `seqno` as TCPSink sends it.
     pub fn ack(seqno: i64) -> Packet {
@@ -1031,7 +1004,10 @@ mod tests {
         ));
         assert_eq!(h.agent.cwnd(), 1.0);
         // The SYN's RTO is rtxcur_init_ (3 s).
-        assert_eq!(h.agent.next_wake(), Some(Time::from_secs_f64(3.0)));
+        assert_eq!(
+            h.next_timer().map(|(_, t)| t),
+            Some(Time::from_secs_f64(3.0))
+        );
         let data = h.at_ms(100.0).deliver(ack(0));
         assert_eq!(seqs(&data), vec![1, 2]);
         assert!(data.iter().all(|p| p.size == 1040 && p.payload == 1000));
@@ -1188,7 +1164,10 @@ mod tests {
         assert_eq!(seqs(&again), vec![0]);
         assert_eq!(again[0].size, 40);
         // Backed off: next timeout 2 * 3 s later.
-        assert_eq!(h.agent.next_wake(), Some(Time::from_secs_f64(9.0)));
+        assert_eq!(
+            h.next_timer().map(|(_, t)| t),
+            Some(Time::from_secs_f64(9.0))
+        );
         // bugfix_ss_: the initial window is now one packet.
         let data = h.at_ms(3100.0).deliver(ack(0));
         assert_eq!(seqs(&data), vec![1]);
@@ -1196,12 +1175,12 @@ mod tests {
     }
 
     #[test]
-    fn spurious_wake_fires_nothing() {
+    fn no_timer_fires_before_its_deadline() {
         let mut h = sender(TcpVariant::Tahoe, 20);
         h.at_ms(0.0).start();
-        let deadline = h.agent.next_wake();
+        let deadline = h.next_timer().map(|(_, t)| t);
         assert!(h.at_ms(1000.0).wake().is_empty());
-        assert_eq!(h.agent.next_wake(), deadline);
+        assert_eq!(h.next_timer().map(|(_, t)| t), deadline);
     }
 
     #[test]
@@ -1215,7 +1194,7 @@ mod tests {
             let mut h = sender(variant, 100);
             open(&mut h, 4); // cwnd 6, packets up to 10 sent
             assert_eq!(h.agent.maxseq(), 10);
-            let rto_at = h.agent.next_wake().unwrap();
+            let rto_at = h.next_timer().map(|(_, t)| t).unwrap();
             let resent = h.wake_next();
             assert_eq!(h.now, rto_at);
             assert_eq!(
@@ -1242,7 +1221,7 @@ mod tests {
         };
         let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
         assert!(h.at_ms(0.0).start().is_empty());
-        let wake = h.agent.next_wake().unwrap();
+        let wake = h.next_timer().map(|(_, t)| t).unwrap();
         assert!(wake < Time::from_secs_f64(0.005));
         let syn = h.wake_next();
         assert_eq!(seqs(&syn), vec![0]);

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::agent::{Agent, AgentCtx, AppCounters};
+use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
 
@@ -183,6 +183,9 @@ pub struct LinuxTcpSender {
     lstats: LinuxStats,
 }
 
+/// The sender's one timer: the kernel's transmit timer (RTO, TLP or RACK reordering).
+const XMIT: TimerId = TimerId(0);
+
 /// The kernel's jiffies counter starts far from 0 (`INITIAL_JIFFIES`), so that 0 can mean "no
 /// time" in CUBIC's state.
 const JIFFIES_BASE: u64 = 1 << 20;
@@ -313,6 +316,12 @@ impl LinuxTcpSender {
 
     fn min_rtt_ns(&self) -> u64 {
         self.min_rtt.map_or(0, |(m, _)| m * 1000)
+    }
+
+    /// Hands the kernel's one transmit timer (`icsk_retransmit_timer`), kept in
+    /// `self.timer`, to the simulator; called at the end of every agent call.
+    fn sync_timer(&self, ctx: &mut AgentCtx<'_>) {
+        ctx.sync_timer(XMIT, self.timer.map(|(t, _)| t));
     }
 
     fn set_timer(&mut self, now: Time, when_j: u64, kind: XmitTimer) {
@@ -986,6 +995,7 @@ impl Agent for LinuxTcpSender {
         self.syn_sent = Some(now);
         self.emit(0, ctx);
         self.set_timer(now, self.rto_j, XmitTimer::Retrans);
+        self.sync_timer(ctx);
     }
 
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
@@ -993,29 +1003,24 @@ impl Agent for LinuxTcpSender {
         let _ = ctx;
     }
 
-    fn on_packet(&mut self, pkt: Packet, ctx: &mut AgentCtx<'_>) {
+    fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         if let (PacketKind::Ack, Header::Tcp(h)) = (pkt.kind, &pkt.header) {
             self.on_ack(h, ctx);
         }
+        self.sync_timer(ctx);
     }
 
-    fn on_wake(&mut self, ctx: &mut AgentCtx<'_>) {
-        let Some((t, kind)) = self.timer else {
-            return;
-        };
-        if t > ctx.now() {
-            return;
+    fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
+        // The simulator fires XMIT at the deadline handed over by `sync_timer`; which of the
+        // kernel's three uses of it (RTO, TLP, RACK reordering) is armed is kept here.
+        if let Some((_, kind)) = self.timer.take() {
+            match kind {
+                XmitTimer::Retrans => self.on_rto(ctx),
+                XmitTimer::LossProbe => self.on_loss_probe(ctx),
+                XmitTimer::ReoTimeout => self.on_reo_timeout(ctx),
+            }
         }
-        self.timer = None;
-        match kind {
-            XmitTimer::Retrans => self.on_rto(ctx),
-            XmitTimer::LossProbe => self.on_loss_probe(ctx),
-            XmitTimer::ReoTimeout => self.on_reo_timeout(ctx),
-        }
-    }
-
-    fn next_wake(&self) -> Option<Time> {
-        self.timer.map(|(t, _)| t)
+        self.sync_timer(ctx);
     }
 
     fn app_counters(&self) -> AppCounters {

@@ -115,7 +115,7 @@ fn one_sack_waits_a_quarter_rtt_before_declaring_loss() {
     let mut h = established(LinuxCc::Cubic);
     h.at_ms(40.0).deliver(ack(0, &[(2, 3)]));
     // RACK's reordering window: min_rtt/4 = 5 ms (+ 2 jiffies), on the reordering timer.
-    let t = h.agent.next_wake().expect("reordering timer");
+    let (_, t) = h.next_timer().expect("reordering timer");
     let wait = t.as_secs_f64() * 1000.0 - 40.0;
     assert!((5.0..=20.0).contains(&wait), "{wait}");
     let out = h.wake_next();
