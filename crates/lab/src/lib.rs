@@ -12,6 +12,7 @@
 pub mod api;
 pub mod bench;
 pub mod campaign;
+pub mod drops;
 pub mod media;
 pub mod metrics;
 pub mod ns2;

@@ -8,8 +8,9 @@ use std::time::Duration;
 use netsim::{DropCause, FlowRecorder};
 use serde::{Deserialize, Serialize};
 
-/// One flow's metrics, as `summary.json` and `flows.csv` hold them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One flow's metrics, as `summary.json` and `flows.csv` hold them. `Default` is a flow that
+/// sent nothing (every count and rate zero), for building fixtures field by field.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FlowMetrics {
     /// Flow name.
     pub name: String,
@@ -444,24 +445,9 @@ mod tests {
         FlowMetrics {
             name: name.into(),
             kind: kind.into(),
-            sent_packets: 0,
-            received_packets: 0,
-            dropped_packets: 0,
-            dropped_by_cause: BTreeMap::new(),
-            generated_packets: 0,
             throughput_bps: thr,
             goodput_bps: thr,
-            loss_rate: 0.0,
-            pdr: 0.0,
-            delay_mean_s: 0.0,
-            delay_median_s: 0.0,
-            delay_p95_s: 0.0,
-            delay_p99_s: 0.0,
-            jitter_mean_s: 0.0,
-            jitter_range_s: 0.0,
-            jitter_rfc3550_s: 0.0,
-            smoothness_cov: 0.0,
-            exposed_packets: 0,
+            ..FlowMetrics::default()
         }
     }
 

@@ -61,25 +61,7 @@ where
     R: Send,
     F: Fn(&T) -> Result<R, String> + Sync,
 {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| (0, format!("cannot start {jobs} worker threads: {e}")))?;
-    let failed = AtomicBool::new(false);
-    let one = |t: &T| -> Option<Result<R, String>> {
-        if failed.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
-            return None;
-        }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t)))
-            .unwrap_or_else(|_| Err("the simulation panicked (a bug: please report it)".into()));
-        on_done();
-        if r.is_err() {
-            failed.store(true, Ordering::Relaxed);
-        }
-        Some(r)
-    };
-    let results: Vec<Option<Result<R, String>>> =
-        pool.install(|| tasks.par_iter().map(one).collect());
+    let results = run_ordered_kept(tasks, jobs, on_done, cancel, f).map_err(|e| (0, e))?;
     let mut out = Vec::with_capacity(results.len());
     let mut skipped = None;
     for (i, r) in results.into_iter().enumerate() {
@@ -96,6 +78,41 @@ where
         Some(i) => Err((i, "skipped: the run was cancelled".into())),
         None => Ok(out),
     }
+}
+
+/// The outcome of every task, in task order, as [`run_ordered_until`] runs them: `None` for a
+/// task that never started (after a failure or a cancellation), so that a cancelled caller
+/// can keep what finished. Fails only when the worker threads cannot start.
+pub fn run_ordered_kept<T, R, F>(
+    tasks: &[T],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    cancel: &AtomicBool,
+    f: F,
+) -> Result<Vec<Option<Result<R, String>>>, String>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> Result<R, String> + Sync,
+{
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} worker threads: {e}"))?;
+    let failed = AtomicBool::new(false);
+    let one = |t: &T| -> Option<Result<R, String>> {
+        if failed.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+            return None;
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(t)))
+            .unwrap_or_else(|_| Err("the simulation panicked (a bug: please report it)".into()));
+        on_done();
+        if r.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        Some(r)
+    };
+    Ok(pool.install(|| tasks.par_iter().map(one).collect()))
 }
 
 /// Progress of many runs on stderr: a bar on a terminal; off a terminal (logs, pipes, batch
@@ -165,6 +182,15 @@ impl Progress {
                 state,
                 thread: Some(thread),
             }),
+        }
+    }
+
+    /// Print `line` on stderr, above the bar when there is one (also when quiet: for what the
+    /// user must read, such as what an interruption keeps).
+    pub fn println(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
         }
     }
 
@@ -377,6 +403,21 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     // Redraw on a timer too, so the elapsed time and ETA move while long runs are in progress.
     bar.enable_steady_tick(Duration::from_millis(250));
     bar
+}
+
+/// CPU seconds used so far by the calling thread.
+pub(crate) fn thread_cpu_s() -> Option<f64> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::sys::resource::{getrusage, UsageWho};
+        let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+        Some(s(u.user_time()) + s(u.system_time()))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -317,29 +317,86 @@ pub fn run_all_until(
     on_done: &(dyn Fn() + Sync),
     cancel: &std::sync::atomic::AtomicBool,
 ) -> Result<Vec<RunRecord>, String> {
-    crate::parallel::run_ordered_until(tasks, jobs, on_done, cancel, |t: &Task| {
+    let kept = run_all_kept(scenarios, points, tasks, jobs, on_done, cancel)?;
+    let mut out = Vec::with_capacity(kept.len());
+    for (i, r) in kept.into_iter().enumerate() {
+        match r {
+            Some(r) => out.push(r.record),
+            None => {
+                return Err(task_error(
+                    points,
+                    tasks[i],
+                    "skipped: the run was cancelled",
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A finished run of [`run_all_kept`] and how long it took (as a campaign's result file
+/// records it).
+#[derive(Clone, Debug)]
+pub struct TimedRun {
+    /// What the run produced.
+    pub record: RunRecord,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// CPU seconds of its thread, where the platform tells.
+    pub cpu_s: Option<f64>,
+}
+
+/// [`run_all_until`] that keeps what finished: per task its run, or `None` for a task not
+/// started because `cancel` was raised. A failing run is an error, as for [`run_all`].
+pub fn run_all_kept(
+    scenarios: &[Scenario],
+    points: &[GridPoint],
+    tasks: &[Task],
+    jobs: usize,
+    on_done: &(dyn Fn() + Sync),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<Option<TimedRun>>, String> {
+    let kept = crate::parallel::run_ordered_kept(tasks, jobs, on_done, cancel, |t: &Task| {
         let s = &scenarios[t.point];
         let opts = RunOptions {
             seed: Some(t.seed),
             ..RunOptions::default()
         };
+        let cpu0 = crate::parallel::thread_cpu_s();
+        let t0 = std::time::Instant::now();
         let summary = runner::simulate(s, &opts)
             .map(|out| summary::summarize(s, &out))
             .map_err(|e| e.to_string())?;
-        Ok(RunRecord {
-            point: t.point,
-            seed: t.seed,
-            summary,
+        Ok(TimedRun {
+            record: RunRecord {
+                point: t.point,
+                seed: t.seed,
+                summary,
+            },
+            wall_s: t0.elapsed().as_secs_f64(),
+            cpu_s: cpu0
+                .zip(crate::parallel::thread_cpu_s())
+                .map(|(a, b)| b - a),
         })
-    })
-    .map_err(|(i, e)| {
-        let t = tasks[i];
-        let label = points
-            .get(t.point)
-            .map(GridPoint::label)
-            .unwrap_or_default();
-        format!("grid point {} ({label}), seed {}: {e}", t.point + 1, t.seed)
-    })
+    })?;
+    let mut out = Vec::with_capacity(kept.len());
+    for (i, r) in kept.into_iter().enumerate() {
+        match r {
+            Some(Ok(v)) => out.push(Some(v)),
+            Some(Err(e)) => return Err(task_error(points, tasks[i], &e)),
+            None => out.push(None),
+        }
+    }
+    Ok(out)
+}
+
+/// `grid point 2 (rate=2Mbps), seed 3: <message>`.
+fn task_error(points: &[GridPoint], t: Task, e: &str) -> String {
+    let label = points
+        .get(t.point)
+        .map(GridPoint::label)
+        .unwrap_or_default();
+    format!("grid point {} ({label}), seed {}: {e}", t.point + 1, t.seed)
 }
 
 /// One number a run produced: `metric` of `subject` (a flow name, a flow kind for the
@@ -1108,6 +1165,113 @@ pub fn report_with(r: &SweepResult, primary: &[String]) -> Page {
     }
     page.section("Scenario").pre(r.source.clone());
     page
+}
+
+/// Per grid point and flow: mean throughput and loss rate with their CI half-widths; or, when
+/// `primary` names metrics (`--primary`), those metrics per grid point and subject.
+pub fn text_table(r: &SweepResult, primary: &[String]) -> String {
+    if !primary.is_empty() {
+        return primary_table(r, primary);
+    }
+    let mut rows: Vec<Vec<String>> = vec![vec![
+        "point".into(),
+        "values".into(),
+        "flow".into(),
+        "thr Mb/s".into(),
+        "±95%".into(),
+        "loss".into(),
+        "±95%".into(),
+    ]];
+    let find = |p: usize, subject: &str, metric: &str| {
+        r.aggregates
+            .iter()
+            .find(|a| a.point == p && a.subject == subject && a.metric == metric)
+    };
+    let hw = |x: Option<f64>, scale: f64, digits: usize| {
+        x.map(|h| format!("{:.digits$}", h * scale))
+            .unwrap_or_else(|| "-".into())
+    };
+    for p in &r.points {
+        let flows: Vec<&str> = r
+            .runs
+            .iter()
+            .find(|run| run.point == p.index)
+            .map(|run| run.summary.flows.iter().map(|f| f.name.as_str()).collect())
+            .unwrap_or_default();
+        for f in flows {
+            let (Some(t), Some(l)) = (
+                find(p.index, f, "throughput_bps"),
+                find(p.index, f, "loss_rate"),
+            ) else {
+                continue;
+            };
+            rows.push(vec![
+                (p.index + 1).to_string(),
+                p.label(),
+                f.to_string(),
+                format!("{:.4}", t.stat.mean / 1e6),
+                hw(t.stat.ci_half_width, 1e-6, 4),
+                format!("{:.4}", l.stat.mean),
+                hw(l.stat.ci_half_width, 1.0, 4),
+            ]);
+        }
+    }
+    report::text::aligned(&rows, &[1, 2])
+}
+
+/// The `--primary` metrics (and those that extend them after an underscore), in the order
+/// named, per grid point and subject: mean and CI half-width in display units.
+fn primary_table(r: &SweepResult, primary: &[String]) -> String {
+    let mut metrics: Vec<&str> = Vec::new();
+    for p in primary {
+        for a in &r.aggregates {
+            if is_primary(&a.metric, p) && !metrics.contains(&a.metric.as_str()) {
+                metrics.push(&a.metric);
+            }
+        }
+    }
+    let mut header = vec!["point".to_string(), "values".into(), "subject".into()];
+    for m in &metrics {
+        let (_, unit) = display_unit(m);
+        header.push(if unit.is_empty() {
+            m.to_string()
+        } else {
+            format!("{m} ({unit})")
+        });
+        header.push("±95%".into());
+    }
+    let mut rows = vec![header];
+    for p in &r.points {
+        let mut subjects: Vec<&str> = Vec::new();
+        for a in r.aggregates.iter().filter(|a| a.point == p.index) {
+            if metrics.contains(&a.metric.as_str()) && !subjects.contains(&a.subject.as_str()) {
+                subjects.push(&a.subject);
+            }
+        }
+        for s in subjects {
+            let mut row = vec![(p.index + 1).to_string(), p.label(), s.to_string()];
+            for m in &metrics {
+                let (scale, _) = display_unit(m);
+                match r
+                    .aggregates
+                    .iter()
+                    .find(|a| a.point == p.index && a.subject == s && a.metric == *m)
+                {
+                    Some(a) => {
+                        row.push(report::fmt_num(a.stat.mean * scale));
+                        row.push(
+                            a.stat
+                                .ci_half_width
+                                .map_or_else(|| "-".into(), |h| report::fmt_num(h * scale)),
+                        );
+                    }
+                    None => row.extend(["-".to_string(), "-".to_string()]),
+                }
+            }
+            rows.push(row);
+        }
+    }
+    report::text::aligned(&rows, &[1, 2])
 }
 
 #[cfg(test)]

@@ -445,6 +445,12 @@ pub struct SeedRun {
     pub ns2_wall_s: f64,
     /// Wall-clock time of tfrclab's simulation, seconds.
     pub tfrclab_wall_s: f64,
+    /// How NS-2's congestion drops fell on the flows ([`crate::drops`]).
+    #[serde(default)]
+    pub ns2_drops: Vec<crate::drops::DropShare>,
+    /// The same for tfrclab's run.
+    #[serde(default)]
+    pub tfrclab_drops: Vec<crate::drops::DropShare>,
 }
 
 /// The tolerances applied, as the report shows them.
@@ -558,6 +564,31 @@ pub fn ns2_trace_metrics(s: &Scenario, trace: &Path) -> Result<Vec<FlowMetrics>,
         .collect())
 }
 
+/// How the congestion drops of an NS-2 trace of `s` fell on its flows from the warm-up on
+/// ([`crate::drops`]; flow i is fid i, as `export-ns2` writes it; NS-2 gives no drop cause,
+/// so every drop counts).
+pub fn ns2_trace_drops(s: &Scenario, trace: &Path) -> Result<Vec<crate::drops::DropShare>, Error> {
+    use netsim::trace::TraceSink;
+    use std::io::BufRead;
+    let (mut counter, tally) = crate::drops::DropCounter::new(s, s.warmup);
+    let file = File::open(trace)
+        .map_err(|e| Error::Trace(format!("cannot open {}: {e}", trace.display())))?;
+    for (n, line) in BufReader::with_capacity(1 << 16, file).lines().enumerate() {
+        let line = line.map_err(|e| Error::Trace(format!("{}: {e}", trace.display())))?;
+        if !matches!(line.split_ascii_whitespace().next(), Some("+" | "d")) {
+            continue;
+        }
+        let l = netsim::trace::parse_ns2_line(&line).map_err(|e| {
+            Error::Trace(format!("{} line {}: {}", trace.display(), n + 1, e.message))
+        })?;
+        counter
+            .record(&l)
+            .map_err(|e| Error::Trace(format!("{}: {e}", trace.display())))?;
+    }
+    let shares = tally.borrow().shares();
+    Ok(shares)
+}
+
 /// `s` as run with `seed`: the seed set and, with `[validate] start_jitter`, every flow's
 /// start moved later by an offset drawn uniformly from [0, jitter) (whole microseconds) with
 /// a generator seeded by `seed` — the same offsets in both simulators.
@@ -605,7 +636,9 @@ pub fn run_seed(s: &Scenario, seed: u64, opts: &Options) -> Result<(SeedRun, Str
         trace: keep("tfrclab.tr").map(|p| (p, TraceFormat::Ns2)),
         record_delays: false,
     };
-    let lab = runner::simulate(&s_seed, &run_opts);
+    let (counter, tally) = crate::drops::DropCounter::new(&s_seed, s_seed.warmup);
+    let lab =
+        runner::simulate_with_progress(&s_seed, &run_opts, Some(Box::new(counter)), &mut |_| {});
     // Wait for ns even when tfrclab failed, so that no process is left behind.
     let waited = child.wait(opts.timeout);
     let lab = lab.map_err(Error::Run)?;
@@ -620,6 +653,8 @@ pub fn run_seed(s: &Scenario, seed: u64, opts: &Options) -> Result<(SeedRun, Str
         });
     }
     let ns = ns2_trace_metrics(&s_seed, &trace)?;
+    let ns2_drops = ns2_trace_drops(&s_seed, &trace)?;
+    let tfrclab_drops = tally.borrow().shares();
     for (from, to) in [
         (trace.clone(), keep("ns2.tr")),
         (scratch.path().join("scenario.tcl"), keep("tcl")),
@@ -638,9 +673,25 @@ pub fn run_seed(s: &Scenario, seed: u64, opts: &Options) -> Result<(SeedRun, Str
             tfrclab: lab_metrics.iter().map(Figures::of).collect(),
             ns2_wall_s: ns_wall.as_secs_f64(),
             tfrclab_wall_s: lab.wall.as_secs_f64(),
+            ns2_drops,
+            tfrclab_drops,
         },
         stderr,
     ))
+}
+
+/// One line per seed, simulator and flow whose drops concentrated beyond its share
+/// ([`crate::drops::DropShare::concentrated`]).
+pub fn drop_notes(r: &ScenarioReport) -> Vec<String> {
+    let mut out = Vec::new();
+    for run in &r.runs {
+        for (side, drops) in [("NS-2", &run.ns2_drops), ("tfrclab", &run.tfrclab_drops)] {
+            for d in drops.iter().filter(|d| d.concentrated) {
+                out.push(format!("seed {}, {side}: {}", run.seed, d.sentence()));
+            }
+        }
+    }
+    out
 }
 
 /// Validate `s`: run every seed in both simulators and compare the means.

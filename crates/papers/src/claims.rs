@@ -178,25 +178,47 @@ impl Claim {
         self
     }
 
-    /// `> 0.9` (or with the magnitude: `> 0 (claimed 0.25)`; an absolute value: `= 2917 ± 291.7`),
-    /// for tables.
+    /// How reports show the quantity: the factor to multiply by and the unit shown. A relative
+    /// change (unit `fraction`) is shown in percent (`report::PERCENT`), as the papers print
+    /// it; `claims.csv` and `summary.json` keep the fraction.
+    pub fn shown(&self) -> (f64, &str) {
+        if self.unit == "fraction" {
+            (100.0, report::PERCENT)
+        } else {
+            (1.0, &self.unit)
+        }
+    }
+
+    /// A value of the quantity as reports show it: `0.93`, or `+22%` for a fraction.
+    pub fn show(&self, v: f64) -> String {
+        match self.shown() {
+            (k, report::PERCENT) => report::fmt_pct_auto(v * k),
+            _ => report::fmt_num(v),
+        }
+    }
+
+    /// `> 0.9` (or with the magnitude: `> 0 (claimed 0.25)`; an absolute value: `= 2917 ± 291.7`;
+    /// a fraction in percent: `> 0% (claimed +22%)`), for tables.
     pub fn hypothesis(&self) -> String {
         if self.direction == Direction::Within {
-            return format!(
-                "= {} ± {}",
-                report::fmt_num(self.reference),
-                report::fmt_num(self.magnitude.map_or(0.0, f64::abs))
-            );
+            let t = self.magnitude.map_or(0.0, f64::abs);
+            let t = match self.shown() {
+                (k, report::PERCENT) => format!("{}%", report::fmt_num(t * k)),
+                _ => report::fmt_num(t),
+            };
+            return format!("= {} ± {t}", self.show(self.reference));
         }
-        let mut s = format!(
-            "{} {}",
-            self.direction.symbol(),
-            report::fmt_num(self.reference)
-        );
+        let mut s = format!("{} {}", self.direction.symbol(), self.show(self.reference));
         if let Some(m) = self.magnitude {
-            s.push_str(&format!(" (claimed {})", report::fmt_num(m)));
+            s.push_str(&format!(" (claimed {})", self.show(m)));
         }
         s
+    }
+
+    /// The measured mean and 95% CI as reports show them (see [`Claim::shown`]).
+    pub fn shown_estimate(&self, mean: f64, lo: f64, hi: f64) -> report::Estimate {
+        let k = self.shown().0;
+        report::Estimate::new(mean * k, lo * k, hi * k)
     }
 
     /// The estimate over the samples and the verdict of the rule.

@@ -210,6 +210,9 @@ pub enum Value {
     Int(i64),
     /// A mean with its 95% CI; the CSV writes three columns (`X`, `X ci_lo`, `X ci_hi`).
     Estimate(Estimate),
+    /// A mean with its 95% CI in percent, shown `−0.4% [−1.2%, +0.5%]` (`report::PERCENT`);
+    /// the CSV writes three columns like [`Value::Estimate`], in percent.
+    Percent(Estimate),
     /// A check: `✓ pass` / `✗ fail` (CSV `pass` / `fail`).
     Pass(bool),
     /// A verdict (CSV: `supported`, `not supported`, `contradicted`).

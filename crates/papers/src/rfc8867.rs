@@ -922,8 +922,7 @@ impl Paper for Rfc8867 {
         let mut first = ReportSection::new("Verdict per case and controller").table(matrix);
         if budget.quick {
             first = first.note(
-                "quick: cases 5.1, 5.4 and 5.6 only, 60 s each: indicative only (the schedules \
-                 after 60 s are cut)",
+                "quick: cases 5.1, 5.4 and 5.6 only, at full length, 3 seeds: indicative only",
             );
         }
         sections.insert(0, first);

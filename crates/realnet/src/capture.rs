@@ -241,6 +241,19 @@ pub fn write_ns2(
     ports: &[u16],
     w: &mut impl Write,
 ) -> io::Result<()> {
+    each_line(cap, links, ports, &mut |line| {
+        netsim::trace::write_ns2_line(w, line)
+    })
+}
+
+/// Give every event of the capture, as the simulator's trace line, to `f` (a
+/// `netsim::trace::TraceSink`, the NS-2 writer).
+pub fn each_line(
+    cap: &Capture,
+    links: &[(u32, u32)],
+    ports: &[u16],
+    f: &mut dyn FnMut(&TraceLine<'_>) -> io::Result<()>,
+) -> io::Result<()> {
     let nodes = simplex_nodes(links);
     for e in &cap.events {
         let p = &cap.packets[e.uid as usize];
@@ -281,7 +294,7 @@ pub fn write_ns2(
             flow: p.tag.map(|t| t.flow),
             packet: None,
         };
-        netsim::trace::write_ns2_line(w, &line)?;
+        f(&line)?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! confidence interval over start phases beside the real runs' over repetitions, and a
 //! verdict: the intervals overlap (agree) or not (differ).
 
+use lab::drops::DropShare;
 use lab::metrics::FlowMetrics;
 use lab::stats::MeanCi;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,9 @@ pub enum Metric {
     Delay,
     /// A TFRC flow's throughput over the mean of the TCP flows at its bottleneck.
     Friendliness,
+    /// The flow's share of the congestion drops at the link direction where it lost most
+    /// (`lab::drops`): beside its share of the throughput, where a phase effect shows.
+    DropShare,
 }
 
 impl Metric {
@@ -37,6 +41,7 @@ impl Metric {
             Metric::Loss => "loss rate",
             Metric::Delay => "mean delay",
             Metric::Friendliness => "TFRC/TCP",
+            Metric::DropShare => "drop share",
         }
     }
 
@@ -46,7 +51,7 @@ impl Metric {
             Metric::Throughput | Metric::Goodput => format!("{:.3} Mb/s", v / 1e6),
             Metric::Delay => format!("{:.1} ms", v * 1e3),
             Metric::Loss => format!("{v:.4}"),
-            Metric::Share | Metric::Friendliness => format!("{v:.3}"),
+            Metric::Share | Metric::Friendliness | Metric::DropShare => format!("{v:.3}"),
         }
     }
 }
@@ -103,17 +108,31 @@ pub struct SimRun {
     pub flows: Vec<FlowMetrics>,
     /// Fairness and friendliness.
     pub fairness: lab::metrics::Fairness,
+    /// How the congestion drops fell on the flows, from the warm-up on.
+    #[serde(default)]
+    pub drops: Vec<DropShare>,
+}
+
+/// The flow's share of the drops at the link direction where it lost most, if it lost any.
+pub fn drop_share(drops: &[DropShare], flow: &str) -> Option<f64> {
+    drops
+        .iter()
+        .filter(|d| d.flow == flow && d.drops > 0)
+        .max_by_key(|d| d.drops)
+        .map(|d| d.drop_share)
 }
 
 /// The figures of one metric, one per run, for flow `i`.
 fn values(
     flows: &[&[FlowMetrics]],
     friendliness: &[Vec<(String, Option<f64>)>],
+    drops: &[&[DropShare]],
     i: usize,
     name: &str,
     m: Metric,
 ) -> Vec<f64> {
     match m {
+        Metric::DropShare => drops.iter().filter_map(|d| drop_share(d, name)).collect(),
         Metric::Friendliness => friendliness
             .iter()
             .filter_map(|f| f.iter().find(|(n, _)| n == name).and_then(|x| x.1))
@@ -135,7 +154,7 @@ fn values(
                     Metric::Goodput => f.goodput_bps,
                     Metric::Loss => f.loss_rate,
                     Metric::Delay => f.delay_mean_s,
-                    Metric::Friendliness => unreachable!(),
+                    Metric::Friendliness | Metric::DropShare => unreachable!(),
                 })
             })
             .collect(),
@@ -165,6 +184,8 @@ pub fn rows(names: &[String], counterpart: &[bool], sim: &[SimRun], real: &[Real
     };
     let sim_fr: Vec<_> = sim.iter().map(|r| friend(&r.fairness)).collect();
     let real_fr: Vec<_> = valid.iter().map(|r| friend(&r.fairness)).collect();
+    let sim_drops: Vec<&[DropShare]> = sim.iter().map(|r| r.drops.as_slice()).collect();
+    let real_drops: Vec<&[DropShare]> = valid.iter().map(|r| r.drops.as_slice()).collect();
     // A ratio involves every TCP flow at the bottleneck: comparable only if all of them are.
     let tcp_ok = sim
         .first()
@@ -194,6 +215,7 @@ pub fn rows(names: &[String], counterpart: &[bool], sim: &[SimRun], real: &[Real
             Metric::Goodput,
             Metric::Loss,
             Metric::Delay,
+            Metric::DropShare,
         ];
         let friendly = tcp_ok.iter().find(|(n, _)| n == name);
         if friendly.is_some()
@@ -205,13 +227,14 @@ pub fn rows(names: &[String], counterpart: &[bool], sim: &[SimRun], real: &[Real
             metrics.push(Metric::Friendliness);
         }
         for m in metrics {
-            let s = MeanCi::of(&values(&sim_flows, &sim_fr, i, name, m));
-            let r = MeanCi::of(&values(&real_flows, &real_fr, i, name, m));
+            let s = MeanCi::of(&values(&sim_flows, &sim_fr, &sim_drops, i, name, m));
+            let r = MeanCi::of(&values(&real_flows, &real_fr, &real_drops, i, name, m));
             let modelled =
                 counterpart[i] && (m != Metric::Friendliness || friendly.is_some_and(|x| x.1));
             // Shares depend on every flow: one unmodelled flow makes them all incomparable.
             let all_modelled = counterpart.iter().all(|&c| c);
-            let verdict = if !modelled || (m == Metric::Share && !all_modelled) {
+            let whole = matches!(m, Metric::Share | Metric::DropShare);
+            let verdict = if !modelled || (whole && !all_modelled) {
                 Verdict::NoCounterpart
             } else {
                 match (&s, &r) {
@@ -260,24 +283,11 @@ mod tests {
         FlowMetrics {
             name: name.into(),
             kind: "tcp".into(),
-            sent_packets: 0,
-            received_packets: 0,
-            dropped_packets: 0,
-            dropped_by_cause: Default::default(),
-            generated_packets: 0,
             throughput_bps: thr,
             goodput_bps: thr,
-            loss_rate: 0.0,
             pdr: 1.0,
             delay_mean_s: 0.01,
-            delay_median_s: 0.0,
-            delay_p95_s: 0.0,
-            delay_p99_s: 0.0,
-            jitter_mean_s: 0.0,
-            jitter_range_s: 0.0,
-            jitter_rfc3550_s: 0.0,
-            smoothness_cov: 0.0,
-            exposed_packets: 0,
+            ..FlowMetrics::default()
         }
     }
 
@@ -295,6 +305,7 @@ mod tests {
             starts_s: vec![0.0, 0.0],
             flows: vec![fm("a", a), fm("b", b)],
             fairness: fairness(),
+            drops: vec![],
         }
     }
 
@@ -315,6 +326,7 @@ mod tests {
                 unmatched: 0,
             },
             senders: vec![],
+            drops: vec![],
             distorted: if distorted {
                 vec!["late".into()]
             } else {

@@ -193,7 +193,15 @@ pub fn simulate(s: &Scenario) -> Result<(Vec<SimRun>, run::Topology), Error> {
                 seed: Some(seed),
                 ..Default::default()
             };
-            let out = lab::runner::simulate(&ss, &opts).map_err(Error::Sim)?;
+            let (counter, tally) = lab::drops::DropCounter::new(&ss, ss.warmup);
+            let out = lab::runner::simulate_with_progress(
+                &ss,
+                &opts,
+                Some(Box::new(counter)),
+                &mut |_| {},
+            )
+            .map_err(Error::Sim)?;
+            let drops = tally.borrow().shares();
             let summary = lab::summary::summarize(&ss, &out);
             let topo = (seed == 1).then(|| run::Topology {
                 bottlenecks: lab::summary::bottlenecks(&ss, &out),
@@ -208,6 +216,7 @@ pub fn simulate(s: &Scenario) -> Result<(Vec<SimRun>, run::Topology), Error> {
                     starts_s: ss.flows.iter().map(|f| f.start.as_secs_f64()).collect(),
                     flows: summary.flows,
                     fairness: summary.fairness,
+                    drops,
                 },
                 topo,
             ))
@@ -313,6 +322,43 @@ pub fn timing_line(c: &Comparison) -> String {
     )
 }
 
+/// How often each side's drops concentrated on one flow beyond its share (`lab::drops`), in
+/// one line.
+pub fn concentration_line(c: &Comparison) -> String {
+    fn side(runs: &[&[lab::drops::DropShare]]) -> String {
+        let mut flows: Vec<String> = Vec::new();
+        let mut n = 0;
+        for r in runs {
+            let f: Vec<&str> = r
+                .iter()
+                .filter(|d| d.concentrated)
+                .map(|d| d.flow.as_str())
+                .collect();
+            n += usize::from(!f.is_empty());
+            flows.extend(f.into_iter().map(String::from));
+        }
+        flows.sort();
+        flows.dedup();
+        if flows.is_empty() {
+            format!("0 of {}", runs.len())
+        } else {
+            format!("{n} of {} (on {})", runs.len(), flows.join(", "))
+        }
+    }
+    let sim: Vec<&[lab::drops::DropShare]> = c.sim.iter().map(|r| r.drops.as_slice()).collect();
+    let real: Vec<&[lab::drops::DropShare]> = c
+        .real
+        .iter()
+        .filter(|r| r.distorted.is_empty())
+        .map(|r| r.drops.as_slice())
+        .collect();
+    format!(
+        "drops concentrated on one flow beyond its share in {} simulated and {} real runs",
+        side(&sim),
+        side(&real)
+    )
+}
+
 fn md(s: &str) -> String {
     s.replace('|', "\\|")
 }
@@ -355,10 +401,11 @@ pub fn markdown(cs: &[Comparison], machine: &str) -> String {
     }
     for c in cs {
         out.push_str(&format!(
-            "\n#### {}\n\n`{}`. {}.\n\n",
+            "\n#### {}\n\n`{}`. {}; {}.\n\n",
             md(&c.name),
             c.file,
-            timing_line(c)
+            timing_line(c),
+            concentration_line(c)
         ));
         out.push_str("| flow | metric | simulated mean [95% CI] (n) | real mean [95% CI] (n) | verdict |\n|---|---|---|---|---|\n");
         for r in &c.rows {

@@ -93,6 +93,9 @@ pub struct RealRun {
     pub emulator: EmulatorFigures,
     /// TFRC and CBR senders' timing.
     pub senders: Vec<SenderTiming>,
+    /// How the congestion drops fell on the flows, from the warm-up on (`lab::drops`).
+    #[serde(default)]
+    pub drops: Vec<lab::drops::DropShare>,
     /// Why the run is distorted; empty: it is not.
     pub distorted: Vec<String>,
     /// `/proc/loadavg`'s 1-minute figure at the start and the end.
@@ -528,10 +531,18 @@ pub fn run(
         s.sample_interval,
     );
 
+    // How the drops fell, from the same events a simulation's trace gives.
+    let (mut counter, tally) = lab::drops::DropCounter::new(s, s.warmup);
+    let ports: Vec<u16> = plan.flows.iter().map(|f| f.port).collect();
+    capture::each_line(&cap, &link_ends, &ports, &mut |l| {
+        netsim::trace::TraceSink::record(&mut counter, l)
+    })
+    .map_err(fail("counting drops"))?;
+    let drops = tally.borrow().shares();
+
     // Files: the kernel's TCP state, and the capture as a trace if asked for.
     write_tcp_info(&dir.join("tcp_info.csv"), s, &tcp_series).map_err(fail("tcp_info.csv"))?;
     if opts.keep_traces {
-        let ports: Vec<u16> = plan.flows.iter().map(|f| f.port).collect();
         let mut w = io::BufWriter::new(
             std::fs::File::create(dir.join("trace.tr")).map_err(fail("trace.tr"))?,
         );
@@ -586,6 +597,7 @@ pub fn run(
             unmatched: report.unmatched,
         },
         senders: timing,
+        drops,
         distorted,
         load: [load_start, load1()],
         dir: opts.out.as_ref().map(|d| d.display().to_string()),

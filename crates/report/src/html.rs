@@ -21,8 +21,10 @@ use super::Chart;
 ///
 /// The page uses the window's width: figures sit in a grid of columns at least 540 px wide (two
 /// side by side on a 1,400 px window, one on a phone), tables take the full width and wrap their
-/// cells (headings inside a word when their column is narrower) rather than hiding columns
-/// behind a scrollbar, preformatted text wraps.
+/// cells between words rather than hiding columns behind a scrollbar; on windows wider than
+/// 900 px a heading never breaks inside a word (a column is at least as wide as its heading's
+/// longest word); on narrower ones headings and numbers do, where a wide table would not fit
+/// otherwise; preformatted text wraps.
 const CSS: &str = "\
 :root{color-scheme:light}\
 *{box-sizing:border-box}\
@@ -45,11 +47,11 @@ table{border-collapse:collapse;font-size:.9rem;width:100%}\
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}\
 th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top;\
 overflow-wrap:break-word}\
-thead th{background:#eef2f6;hyphens:auto;overflow-wrap:anywhere}\
+thead th{background:#eef2f6;overflow-wrap:normal;word-break:normal;hyphens:manual}\
 tbody tr:nth-child(even){background:#fafbfc}\
 td.num{text-align:right;font-variant-numeric:tabular-nums}\
 @media (max-width:1100px){table{font-size:.8rem}th,td{padding:.25em .35em}}\
-@media (max-width:900px){table{font-size:.74rem}th,td{padding:.2em .25em}td.num{overflow-wrap:anywhere}}\
+@media (max-width:900px){table{font-size:.74rem}th,td{padding:.2em .25em}td.num,thead th{overflow-wrap:anywhere}}\
 td.pass,td.supported{background:#dcf3e3;color:#0a5a1f;font-weight:600}\
 td.fail,td.contradicted{background:#fbe1dc;color:#8e1f0b;font-weight:600}\
 td.not-supported,td.warn{background:#fff2cc;color:#664b00;font-weight:600}\

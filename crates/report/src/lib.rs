@@ -38,7 +38,10 @@ pub use charts::{
 pub use forest::{ClaimSide, ForestPlot, ForestRow};
 pub use html::{Cell, CellClass, Page, Section, Table};
 pub use scale::fmt_num;
-pub use tables::{comparison_table, verdict_table, ComparisonRow, Estimate, Verdict, VerdictRow};
+pub use tables::{
+    comparison_table, fmt_pct, fmt_pct_auto, verdict_table, ComparisonRow, Estimate, Verdict,
+    VerdictRow, PERCENT,
+};
 
 /// Anything that renders to an inline SVG chart.
 pub trait Chart {

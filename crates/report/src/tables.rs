@@ -54,6 +54,74 @@ impl Estimate {
             fmt_num(self.mean)
         }
     }
+
+    /// `−0.4% [−1.2%, +0.5%]` for an estimate in percent: as many decimals as give the
+    /// interval's width two significant digits (0 to 3), or `no data`.
+    pub fn percent_text(&self) -> String {
+        if !self.mean.is_finite() {
+            return "no data".to_string();
+        }
+        if self.lo.is_finite() && self.hi.is_finite() {
+            let (lo, hi) = (self.lo.min(self.hi), self.lo.max(self.hi));
+            let d = pct_decimals(if hi > lo { hi - lo } else { self.mean.abs() });
+            format!(
+                "{} [{}, {}]",
+                fmt_pct(self.mean, d),
+                fmt_pct(lo, d),
+                fmt_pct(hi, d)
+            )
+        } else {
+            fmt_pct_auto(self.mean)
+        }
+    }
+
+    /// [`Estimate::percent_text`] for [`PERCENT`], else [`Estimate::text`] followed by the unit.
+    pub fn text_with_unit(&self, unit: &str) -> String {
+        if unit == PERCENT {
+            self.percent_text()
+        } else if unit.is_empty() || !self.mean.is_finite() {
+            self.text()
+        } else {
+            format!("{} {unit}", self.text())
+        }
+    }
+}
+
+/// The unit of a relative quantity shown in percent: an estimate, a tick or a value in this unit
+/// reads `+22%`, `−0.4% [−1.2%, +0.5%]`, the way papers print relative changes.
+pub const PERCENT: &str = "%";
+
+/// `+22%`, `−0.4%`, `0%`: a signed percentage with `decimals` decimals and a typographic minus.
+pub fn fmt_pct(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return format!("{}%", fmt_num(v));
+    }
+    let s = format!("{:.*}", decimals, v.abs());
+    if s.trim_start_matches(['0', '.']).is_empty() {
+        // Rounds to zero: no sign.
+        format!("{s}%")
+    } else if v < 0.0 {
+        format!("\u{2212}{s}%")
+    } else {
+        format!("+{s}%")
+    }
+}
+
+/// Decimals for a percentage: two significant digits of `width` (an interval's width, or the
+/// value itself), between 0 and 3.
+fn pct_decimals(width: f64) -> usize {
+    if !(width.is_finite() && width > 0.0) {
+        return 1;
+    }
+    (1.0 - width.log10().floor()).clamp(0.0, 3.0) as usize
+}
+
+/// `+22%`, `−0.4%`: a percentage to two significant digits (at most three decimals).
+pub fn fmt_pct_auto(v: f64) -> String {
+    if v == 0.0 {
+        return "0%".to_string();
+    }
+    fmt_pct(v, pct_decimals(v.abs()))
 }
 
 /// The outcome of checking a paper's claim against measurements.

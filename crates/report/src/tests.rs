@@ -787,3 +787,89 @@ fn forest_plot_has_one_mark_per_claim_coloured_and_labelled_by_verdict() {
     assert_well_formed(&empty);
     assert!(empty.contains("no claims"));
 }
+
+#[test]
+fn percentages_read_as_papers_print_them() {
+    assert_eq!(crate::fmt_pct_auto(22.0), "+22%");
+    assert_eq!(crate::fmt_pct_auto(-0.3672), "\u{2212}0.37%");
+    assert_eq!(
+        crate::fmt_pct(0.01, 1),
+        "0.0%",
+        "no sign on what rounds to zero"
+    );
+    assert_eq!(crate::fmt_pct_auto(0.0), "0%");
+    // Decimals follow the interval's width: two significant digits of it.
+    assert_eq!(
+        Estimate::new(-0.4, -1.2, 0.5).percent_text(),
+        "\u{2212}0.4% [\u{2212}1.2%, +0.5%]"
+    );
+    assert_eq!(
+        Estimate::new(22.4, 10.0, 35.0).percent_text(),
+        "+22% [+10%, +35%]"
+    );
+    assert_eq!(
+        Estimate::new(0.051, 0.041, 0.062).text_with_unit(crate::PERCENT),
+        "+0.051% [+0.041%, +0.062%]"
+    );
+    assert_eq!(
+        Estimate::new(2.0, 1.5, 2.5).text_with_unit("kb/s"),
+        "2 [1.5, 2.5] kb/s"
+    );
+}
+
+/// Issue 32: a group's claims in one unit share one scale with an axis; relative changes read
+/// in percent; the measured values are never cut; a quick run marks every verdict.
+#[test]
+fn forest_rows_share_a_scale_per_group_and_unit_and_values_are_whole() {
+    let row = |group: &str, label: &str, e: Estimate, unit: &str| ForestRow {
+        group: group.into(),
+        label: label.into(),
+        tooltip: String::new(),
+        measured: e,
+        unit: unit.into(),
+        side: ClaimSide::Above,
+        reference: 0.0,
+        claimed: Some(22.0),
+        verdict: Verdict::NotSupported,
+    };
+    let long = Estimate::new(-123456.789, -234567.891, -12345.6789);
+    let rows = vec![
+        row("a", "p1", Estimate::new(-0.4, -1.2, 0.5), crate::PERCENT),
+        row("a", "p2", Estimate::new(60.0, 38.0, 82.0), crate::PERCENT),
+        row("a", "k", long, "kb/s"),
+        row("b", "p3", Estimate::new(5.0, 1.0, 9.0), crate::PERCENT),
+    ];
+    let svg = ForestPlot::new("Claims", rows)
+        .provisional("(quick): 3 seeds")
+        .to_svg();
+    assert_well_formed(&svg);
+    // Three panels (a/%, a/kb/s, b/%), each with its axis.
+    assert_eq!(svg.matches("class=\"claim-axis\"").count(), 3);
+    assert_eq!(svg.matches(">percent</text>").count(), 2);
+    assert!(svg.contains(">+20%</text>"), "percent ticks: {svg}");
+    // p1 and p2 share a scale: their reference lines (0%) are at the same x.
+    let x_of = |label: &str| -> String {
+        let row = svg
+            .split("class=\"claim-row\"")
+            .find(|r| r.contains(&format!(">{label}</text>")))
+            .unwrap();
+        let at = row.find("reference 0%").unwrap();
+        let line = &row[..at];
+        let x = line.rfind("x1=\"").unwrap();
+        line[x + 4..].split('"').next().unwrap().to_string()
+    };
+    assert_eq!(x_of("p1"), x_of("p2"), "one scale per group and unit");
+    assert!(svg.contains("\u{2212}0.4% [\u{2212}1.2%, +0.5%]"));
+    assert!(svg.contains("(claimed +22%)"));
+    assert!(
+        svg.contains(&long.text_with_unit("kb/s")),
+        "the longest value whole: {}",
+        long.text_with_unit("kb/s")
+    );
+    for part in svg.split("class=\"claim-measured\"").skip(1) {
+        let text = &part[part.find('>').unwrap()..part.find("</text>").unwrap()];
+        assert!(!text.contains('…'), "cut: {text}");
+    }
+    assert_eq!(svg.matches("not supported (quick)</text>").count(), 4);
+    assert!(svg.contains("(quick): 3 seeds"));
+}

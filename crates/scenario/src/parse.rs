@@ -21,6 +21,14 @@ fn bare_number(v: &Value) -> Option<String> {
     match v {
         Value::Integer(i) => Some(i.to_string()),
         Value::Float(f) => Some(f.to_string()),
+        // `"5"` is as bare as `5`: the unit parsers would read it as seconds or bit/s.
+        Value::String(s) => {
+            let t = s.trim();
+            let numeric = t
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | '_'));
+            (numeric && t.replace('_', "").parse::<f64>().is_ok()).then(|| t.to_string())
+        }
         _ => None,
     }
 }
@@ -64,9 +72,7 @@ impl<'a> Ctx<'a> {
         let Some(n) = bare_number(v.get_ref()) else {
             return false;
         };
-        if matches!(v.get_ref(), Value::Integer(0))
-            || matches!(v.get_ref(), Value::Float(f) if *f == 0.0)
-        {
+        if n.replace('_', "").parse::<f64>() == Ok(0.0) {
             return false;
         }
         self.err(
@@ -641,20 +647,12 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                     }
                 }
             }
-            if let Some(j) = &v.start_jitter {
-                if let Some(d) = cx.duration(j, "start_jitter") {
-                    t.start_jitter = d;
-                    if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
-                        cx.err(
-                            j.span(),
-                            format!(
-                                "`start_jitter` could start flow \"{}\" at or after its stop",
-                                f.name
-                            ),
-                            "a jitter shorter than every flow's stop − start".to_string(),
-                        );
-                    }
-                }
+            if let Some(d) = v
+                .start_jitter
+                .as_ref()
+                .and_then(|j| start_jitter(&mut cx, j, &flows))
+            {
+                t.start_jitter = d;
             }
             t.why = v.why.clone();
             t
@@ -699,6 +697,23 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     })
 }
 
+/// `start_jitter` (in `[validate]` and `[real]`): a duration that cannot push any flow's start
+/// to or past its stop. `None` (with the problem reported) when it is not one.
+fn start_jitter(cx: &mut Ctx<'_>, j: &Spanned<Value>, flows: &[Flow]) -> Option<Duration> {
+    let d = cx.duration(j, "start_jitter")?;
+    if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
+        cx.err(
+            j.span(),
+            format!(
+                "`start_jitter` could start flow \"{}\" at or after its stop",
+                f.name
+            ),
+            "a jitter shorter than every flow's stop − start".to_string(),
+        );
+    }
+    Some(d)
+}
+
 /// `[real]`: each key checked, defaults for the rest.
 fn real_settings(
     cx: &mut Ctx<'_>,
@@ -715,20 +730,12 @@ fn real_settings(
     if let Some(n) = &raw.sim_seeds {
         r.sim_seeds = cx.count(n, "sim_seeds", 1, 10_000).unwrap_or(r.sim_seeds);
     }
-    if let Some(j) = &raw.start_jitter {
-        if let Some(d) = cx.duration(j, "start_jitter") {
-            r.start_jitter = d;
-            if let Some(f) = flows.iter().find(|f| f.start + d >= f.stop) {
-                cx.err(
-                    j.span(),
-                    format!(
-                        "`start_jitter` could start flow \"{}\" at or after its stop",
-                        f.name
-                    ),
-                    "a jitter shorter than every flow's stop − start".to_string(),
-                );
-            }
-        }
+    if let Some(d) = raw
+        .start_jitter
+        .as_ref()
+        .and_then(|j| start_jitter(cx, j, flows))
+    {
+        r.start_jitter = d;
     }
     for (field, value, key) in [
         (&mut r.lateness_p99, &raw.lateness_p99, "lateness_p99"),

@@ -123,8 +123,7 @@ pub fn parse_signed_seconds(text: &str) -> Result<f64, String> {
 }
 
 /// Every accepted duration unit, for error messages.
-pub const DURATION_UNITS: &str =
-    "s (sec, second), min, ms (msec), us (µs, usec), ns (nsec); a bare number is seconds";
+pub const DURATION_UNITS: &str = "s (sec, second), min, ms (msec), us (µs, usec), ns (nsec)";
 
 /// The number part and the unit's length in nanoseconds.
 fn split_duration(text: &str) -> Result<(&str, u64), String> {

@@ -41,11 +41,17 @@ fn a_greedy_session_through_a_relay_does_not_stall() {
             r.sender.feedbacks,
             rr.x_recv_zero_replaced
         );
-        // Stalled is s/t_mbi = 125 b/s; a working session on loopback runs at tens of Mb/s.
-        // 100 kb/s separates the two by orders of magnitude either way.
+        // Stalled is s/t_mbi = 125 b/s from the first feedback on, so the session delivers
+        // little more than its initial window (about 20 kb/s over 2 s); a working session on
+        // loopback delivers tens of Mb/s. 100 kb/s separates the two by orders of magnitude
+        // either way. The goodput of the whole session is the measure, not the final X: on a
+        // loaded machine the relay thread can be descheduled for hundreds of ms near the end,
+        // the nofeedback timer then halves X several times (RFC 5348 §4.4, as it should), and
+        // one run at load 10 ended at X = 14 kb/s that way without any stall.
         assert!(
-            r.sender.x_bps > 1e5,
-            "run {run}: X {} b/s: stalled",
+            f.throughput_bps > 1e5,
+            "run {run}: goodput {} b/s (X {} b/s): stalled",
+            f.throughput_bps,
             r.sender.x_bps
         );
     }

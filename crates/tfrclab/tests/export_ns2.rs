@@ -877,9 +877,15 @@ fn examples_export_and_run_or_name_what_ns2_lacks() {
             Err(e) => {
                 let msg = e.to_string();
                 assert!(
-                    ["rfc5348", "gilbert-elliott", "wireless"]
-                        .iter()
-                        .any(|k| msg.contains(k)),
+                    [
+                        "rfc5348",
+                        "gilbert-elliott",
+                        "wireless",
+                        "no video application",
+                        "[flows.on_off]"
+                    ]
+                    .iter()
+                    .any(|k| msg.contains(k)),
                     "{}: unexpected export error:\n{msg}",
                     path.display()
                 );

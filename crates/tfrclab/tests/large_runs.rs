@@ -131,6 +131,7 @@ fn no_report_writes_the_data_files_only() {
         files,
         [
             "accounting.csv",
+            "drops.csv",
             "flows.csv",
             "friendliness.csv",
             "links.csv",

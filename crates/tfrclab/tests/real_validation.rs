@@ -35,22 +35,22 @@ fn need_root() {
     );
 }
 
+/// Every process of the host: its pid and its `/proc/<pid>` folder.
+fn processes() -> impl Iterator<Item = (u32, std::path::PathBuf)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
+}
+
 /// Every network namespace some process or descriptor of the host refers to, by inode.
 fn namespaces_in_use() -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
-    for p in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !p
-            .file_name()
-            .to_string_lossy()
-            .chars()
-            .all(|c| c.is_ascii_digit())
-        {
-            continue;
-        }
-        if let Ok(l) = std::fs::read_link(p.path().join("ns/net")) {
+    for (_, p) in processes() {
+        if let Ok(l) = std::fs::read_link(p.join("ns/net")) {
             out.insert(l.to_string_lossy().into_owned());
         }
-        if let Ok(fds) = std::fs::read_dir(p.path().join("fd")) {
+        if let Ok(fds) = std::fs::read_dir(p.join("fd")) {
             for fd in fds.flatten() {
                 if let Ok(l) = std::fs::read_link(fd.path()) {
                     let l = l.to_string_lossy();
@@ -67,11 +67,8 @@ fn namespaces_in_use() -> std::collections::BTreeSet<String> {
 /// Processes whose parent is `pid`, with the namespaces they are in.
 fn children_of(pid: u32) -> Vec<(u32, String)> {
     let mut out = Vec::new();
-    for p in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(n) = p.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(p.path().join("stat")) else {
+    for (n, p) in processes() {
+        let Ok(stat) = std::fs::read_to_string(p.join("stat")) else {
             continue;
         };
         // pid (comm) state ppid …: the comm may hold spaces, so split after the last ')'.
@@ -80,7 +77,7 @@ fn children_of(pid: u32) -> Vec<(u32, String)> {
             .and_then(|(_, rest)| rest.split_whitespace().nth(1))
             .and_then(|x| x.parse::<u32>().ok());
         if ppid == Some(pid) {
-            let ns = std::fs::read_link(p.path().join("ns/net"))
+            let ns = std::fs::read_link(p.join("ns/net"))
                 .map(|l| l.to_string_lossy().into_owned())
                 .unwrap_or_default();
             out.push((n, ns));
@@ -102,16 +99,8 @@ fn alive(pid: u32) -> bool {
 fn tun_devices(pid: u32) -> Vec<String> {
     let prefix = format!("t{pid}x");
     let mut out = std::collections::BTreeSet::new();
-    for p in std::fs::read_dir("/proc").unwrap().flatten() {
-        if !p
-            .file_name()
-            .to_string_lossy()
-            .chars()
-            .all(|c| c.is_ascii_digit())
-        {
-            continue;
-        }
-        let dev = std::fs::read_to_string(p.path().join("net/dev")).unwrap_or_default();
+    for (_, p) in processes() {
+        let dev = std::fs::read_to_string(p.join("net/dev")).unwrap_or_default();
         for l in dev.lines() {
             let name = l.trim_start().split(':').next().unwrap_or("");
             if name.starts_with(&prefix) {
@@ -165,6 +154,17 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             let em = &run["emulator"]["lateness"];
             assert!(em["n"].as_u64().unwrap() > 10_000, "{em}");
             assert!(em["p99_ns"].as_u64().is_some());
+            // How the drops fell, counted from the capture (lab::drops): the bottleneck's
+            // drops are all there, each flow's share of them given.
+            let drops = run["drops"].as_array().unwrap();
+            let at_bottleneck: Vec<&serde_json::Value> =
+                drops.iter().filter(|d| d["link"] == "r0->r1").collect();
+            assert_eq!(at_bottleneck.len(), 2, "{drops:?}");
+            let shares: f64 = at_bottleneck
+                .iter()
+                .map(|d| d["drop_share"].as_f64().unwrap())
+                .sum();
+            assert!((shares - 1.0).abs() < 1e-9, "{drops:?}");
             let flows = run["flows"].as_array().unwrap();
             let total: f64 = flows
                 .iter()

@@ -117,9 +117,37 @@ fn reproduce_report_opens_with_its_claims_and_fits_every_width() {
     assert!(claims >= 2, "seed 003 has claims");
     let p = layout::check(&paper.join("report.html"), "seed-003");
     assert_claims_figure_first(&p, claims, "seed-003 report");
-    // The index shows the same claims the same way.
+    layout::assert_headline_first(&p, "seed-003 report");
+    // The index shows the same claims the same way, after the headline.
     let p = layout::check(&out.join("index.html"), "index");
     assert_claims_figure_first(&p, claims, "index");
+    layout::assert_headline_first(&p, "index");
+    // Issue 32: relative changes in percent, as the tables and the papers print them; every
+    // verdict marked quick; the command as it was run.
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let measured: Vec<&str> = index
+        .split("class=\"claim-measured\"")
+        .skip(1)
+        .map(|t| &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()])
+        .collect();
+    assert_eq!(measured.len(), claims, "a measured value per claim");
+    for m in &measured {
+        assert!(
+            m.contains('%') && !m.contains('\u{2026}'),
+            "seed 003's claims are relative changes, shown whole in percent: {m}"
+        );
+    }
+    let verdicts = index.matches("class=\"claim-verdict\"").count();
+    assert_eq!(verdicts, claims);
+    assert_eq!(
+        index.matches("(quick)</text>").count(),
+        claims,
+        "every verdict in the figure is marked quick"
+    );
+    assert!(index.contains(&format!(
+        "Produced by `tfrclab reproduce seed-003 --quick --quiet --out {}`",
+        out.display()
+    )));
 }
 
 #[test]

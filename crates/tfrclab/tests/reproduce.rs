@@ -124,9 +124,13 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A verdict cell's text ("✓ supported") as the CSV spells it ("supported").
+/// A quick report's verdict cell ("✓ supported (quick)") as the CSV spells it ("supported");
+/// panics when the cell is not marked quick (issue 32: wherever a verdict shows).
 fn verdict_of_cell(text: &str) -> String {
-    text.trim_start_matches(['✓', '–', '✗', ' ']).to_string()
+    let Some(v) = text.strip_suffix(" (quick)") else {
+        panic!("a --quick verdict is marked \"(quick)\": {text:?}");
+    };
+    v.trim_start_matches(['✓', '–', '✗', ' ']).to_string()
 }
 
 fn check_claims(dir: &Path, probe: &Value, paper: &str) -> usize {
@@ -284,9 +288,41 @@ fn reproduce_all_quick_writes_consistent_reports() {
         probe.other_requests()
     );
     let index_html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(index_html.contains("quick: indicative only"));
-    // Issue 18: nothing overflows at 1,400 or 800 px (screenshots kept as artefacts).
-    common::layout::check(&out.join("index.html"), "all-index");
+    // Issue 32: the command as run, and the one that gives the full verdicts.
+    let out_s = out.to_str().unwrap();
+    assert!(
+        index_html.contains(&format!(
+            "Produced by `tfrclab reproduce all --quick --out {out_s}`"
+        )),
+        "the index names the command run"
+    );
+    assert!(index_html.contains("--quick run: verdicts may flip in a full run"));
+    let full = format!("tfrclab reproduce all --out {out_s}");
+    assert!(index_html.contains(&format!("For the full verdicts run `{full}`")));
+    assert!(
+        stdout.contains(&format!("for the full verdicts run `{full}`")),
+        "{stdout}"
+    );
+    // Every verdict of the index's "All verdicts" table is marked quick.
+    let all = probe.probe["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| strings(&t["header"]).contains(&"Claim (paper)".to_string()))
+        .expect("the index's table of all verdicts");
+    let col = strings(&all["header"])
+        .iter()
+        .position(|h| h == "Verdict")
+        .unwrap();
+    let rows = all["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        verdict_of_cell(&strings(r)[col]);
+    }
+    // Issue 18: nothing overflows at 1,400 or 800 px (screenshots kept as artefacts); issue 32:
+    // no heading word broken, no measured value cut, the headline above the first chart.
+    let l = common::layout::check(&out.join("index.html"), "all-index");
+    common::layout::assert_headline_first(&l, "index");
 
     let mut reports = 0;
     for p in papers {
@@ -313,7 +349,10 @@ fn reproduce_all_quick_writes_consistent_reports() {
         let html_path = dir.join("report.html");
         let html = std::fs::read_to_string(&html_path).unwrap();
         assert!(
-            html.contains("quick: indicative only"),
+            html.contains("--quick run: verdicts may flip in a full run")
+                && html.contains(&format!(
+                    "For the full verdicts run `tfrclab reproduce {id}`"
+                )),
             "{id}: quick banner"
         );
         let load = chromium::load(&html_path, PROBE);
@@ -331,6 +370,7 @@ fn reproduce_all_quick_writes_consistent_reports() {
             }
         }
         let layout = common::layout::check(&html_path, &format!("all-{id}"));
+        common::layout::assert_headline_first(&layout, id);
         let n = check_claims(&dir, &load.probe, id);
         assert_eq!(
             layout["firstMarks"], n,

@@ -658,3 +658,127 @@ fn variant_metrics_are_swept() {
         .sum();
     assert!(ups > 0.0, "{ups}");
 }
+
+/// Issue 32, item 5: `--primary` changes the terminal table's columns.
+/// Budget: 4 runs of a 10-s scenario, under 2 s.
+#[test]
+fn primary_changes_the_terminal_table() {
+    let dir = setup();
+    let d = dir.path();
+    let default = ok(&["sweep", "s.toml", "--seeds", "2", "--out", "a"], d);
+    let header = |s: &str| s.lines().next().unwrap().to_string();
+    assert!(header(&default).contains("thr Mb/s"), "{default}");
+    let out = ok(
+        &[
+            "sweep",
+            "s.toml",
+            "--seeds",
+            "2",
+            "--primary",
+            "friendliness",
+            "--out",
+            "b",
+        ],
+        d,
+    );
+    let h = header(&out);
+    assert!(
+        h.contains("friendliness") && !h.contains("thr Mb/s"),
+        "the table shows the primary metric: {out}"
+    );
+    // The table's means are sweep.csv's (4 significant digits).
+    let (hdr, rows) = read_csv(&d.join("b/sweep.csv"));
+    let col = |n: &str| hdr.iter().position(|c| c == n).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r[col("metric")] == "friendliness")
+        .expect("sweep.csv has friendliness");
+    let mean: f64 = row[col("mean")].parse().unwrap();
+    let line = out
+        .lines()
+        .skip(1)
+        .find(|l| l.split_whitespace().any(|w| w == row[col("subject")]))
+        .unwrap_or_else(|| panic!("a row for {}: {out}", row[col("subject")]));
+    assert!(
+        line.contains(&report::fmt_num(mean)),
+        "{line} shows {}",
+        report::fmt_num(mean)
+    );
+}
+
+/// Issue 32, item 5: Ctrl-C during a sweep says what happened, keeps the finished runs as a
+/// campaign that `campaign run` finishes and `campaign merge` turns into what the sweep would
+/// have written (byte for byte), and exits 130. Budget: about 30 s at load 5 (a 6,000-run sweep
+/// interrupted after its first progress line at 5 s, the rest resumed, and the same sweep
+/// uninterrupted to compare); minutes at load 20.
+#[test]
+fn ctrl_c_keeps_the_finished_runs_for_campaign_to_finish() {
+    use std::io::BufRead;
+    let dir = setup();
+    let d = dir.path();
+    // About 8 ms a run at load 5: 6,000 runs on one thread outlast the first progress line.
+    let seeds = "6000";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+        .args([
+            "sweep", "s.toml", "--seeds", seeds, "--jobs", "1", "--out", "res",
+        ])
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start tfrclab sweep");
+    // Off a terminal, progress is a line every 5 s: interrupt after the first one, when runs
+    // have finished and others are left.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.contains("/6000, elapsed"), "progress line: {first:?}");
+    // SAFETY: kill takes two integers.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit code after Ctrl-C: {rest}");
+    assert!(
+        rest.contains("Ctrl-C (SIGINT): no new runs start"),
+        "what happens now: {rest}"
+    );
+    let kept: usize = rest
+        .split("interrupted by Ctrl-C (SIGINT): ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("how many runs finished: {rest}"));
+    assert!(kept > 0 && kept < 6000, "{kept} of 6000 finished: {rest}");
+    assert!(!d.join("res").exists(), "the sweep's folder is not written");
+    let campaign = d.join("res.campaign");
+    assert!(
+        rest.contains(&format!(
+            "tfrclab campaign run '{}'",
+            campaign.file_name().unwrap().to_str().unwrap()
+        )) && rest.contains("tfrclab campaign merge 'res.campaign' --out 'res'"),
+        "how to finish: {rest}"
+    );
+    let results = std::fs::read_dir(campaign.join("results")).unwrap().count();
+    assert_eq!(results, kept, "a result file per finished run");
+    // Finish as told, and compare with the same sweep uninterrupted.
+    let resumed = ok(&["campaign", "run", "res.campaign", "--quiet"], d);
+    assert!(
+        resumed.contains(&format!("{kept} already done")),
+        "{resumed}"
+    );
+    ok(&["campaign", "merge", "res.campaign", "--out", "res"], d);
+    ok(
+        &[
+            "sweep", "s.toml", "--seeds", seeds, "--quiet", "--out", "whole",
+        ],
+        d,
+    );
+    for f in ["sweep.csv", "runs.csv"] {
+        assert_eq!(
+            std::fs::read(d.join("res").join(f)).unwrap(),
+            std::fs::read(d.join("whole").join(f)).unwrap(),
+            "{f}: interrupted, resumed and merged = uninterrupted"
+        );
+    }
+}

@@ -1,20 +1,11 @@
 //! `tfrclab send` / `tfrclab recv` as a user runs them: a file over loopback arrives intact
 //! with the summary's metric names; bad flags and files give one line and exit code 2.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-}
+mod common;
 
-fn free_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{bin, free_port, SpawnPiped};
 
 #[test]
 fn file_over_loopback_arrives_intact_with_a_summary() {
@@ -32,10 +23,7 @@ fn file_over_loopback_arrives_intact_with_a_summary() {
         .args(["recv", "--listen", &addr, "--out"])
         .arg(&output)
         .arg("--json")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     let send = bin()
         .args(["send", "--to", &addr, "--input"])
@@ -205,10 +193,7 @@ fn variants_take_effect_on_both_ends() {
     let addr = format!("127.0.0.1:{}", free_port());
     let recv = bin()
         .args(["recv", "--listen", &addr, "--json", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     let send = bin()
         .args([
@@ -284,19 +269,13 @@ fn recv_out_never_mixes_a_strangers_session_into_the_stream() {
         ])
         .args(["--idle-timeout", "3", "--out"])
         .arg(&output)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     let real = bin()
         .args(["send", "--to", &addr, "--rate-limit", "4Mbps", "--input"])
         .arg(&input)
         .args(["--json", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     // The stranger starts once the real session has data flowing, and outlasts it.
     std::thread::sleep(Duration::from_millis(500));
     let stranger = bin()
@@ -309,10 +288,7 @@ fn recv_out_never_mixes_a_strangers_session_into_the_stream() {
             "--json",
             "--quiet",
         ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     let real = real.wait_with_output().unwrap();
     assert!(
         real.status.success(),
@@ -351,10 +327,7 @@ fn recv_out_dir_writes_a_file_per_session() {
         ])
         .arg("--out-dir")
         .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     let inputs: Vec<_> = (0..2u32)
         .map(|k| {
@@ -369,10 +342,7 @@ fn recv_out_dir_writes_a_file_per_session() {
             bin()
                 .args(["send", "--to", &addr, "--quiet", "--json", "--input"])
                 .arg(p)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+                .spawn_piped()
         })
         .collect();
     for s in senders {
@@ -416,10 +386,7 @@ fn recv_and_send_print_a_summary_when_interrupted() {
             "--json",
             "--quiet",
         ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     let done = bin()
         .args([
@@ -451,10 +418,7 @@ fn recv_and_send_print_a_summary_when_interrupted() {
             "2Mbps",
         ])
         .args(["--json", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(1500));
     signal(&send, libc::SIGINT);
     let s = send.wait_with_output().unwrap();

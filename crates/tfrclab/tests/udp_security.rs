@@ -4,20 +4,12 @@
 //! session; an unlisted sender is refused; two senders share one receiver; a squatter's HELLO
 //! sent first does not block the real sender.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-}
+mod common;
 
-fn free_port() -> u16 {
-    std::net::UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{bin, free_port, SpawnPiped};
 
 fn keygen(path: &std::path::Path) -> String {
     let o = bin().arg("keygen").arg("--out").arg(path).output().unwrap();
@@ -85,10 +77,7 @@ fn noise_session_with_allow_list_delivers_and_wrong_keys_fail() {
         .arg(dir.path().join("rx.key"))
         .arg("--allow")
         .arg(dir.path().join("tx.key.pub"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     // A sender that pinned another key (a proxy's): the handshake fails at the sender, and the
     // receiver cannot read it (no session, counted). An unlisted sender (right receiver key,
@@ -181,10 +170,7 @@ fn two_senders_share_one_receiver_and_a_squatter_blocks_nobody() {
             "--sessions",
             "2",
         ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn_piped();
     std::thread::sleep(Duration::from_millis(300));
     // The squatter: first HELLO wins no more. It never echoes the RETRY.
     let squat = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -110,6 +110,9 @@ const CHECKS: &[(&str, Check)] = &[
     ("q3-adaptive-max-p.toml", |r| adaptive_max_p(r, "Q3")),
     ("adaptive-red.toml", |r| adaptive_max_p(r, "Adaptive RED")),
     ("ered.toml", ered),
+    ("tfrc-sp.toml", tfrc_sp),
+    ("faster-restart.toml", faster_restart),
+    ("multfrc.toml", multfrc),
 ];
 
 /// E1: R jumps with the delay spike (the spread term), and — the failure mode — stays
@@ -401,6 +404,79 @@ fn ered(r: &Run) -> String {
         r.flow("tfrc-variant").throughput_bps / 1e6,
         r.flow("tcp-baseline").loss_rate,
         r.flow("tcp-variant").loss_rate
+    )
+}
+
+/// RFC 4828: the same 200-byte packets, several times plain TFRC's bytes, and never two
+/// packets closer than the 10 ms Min Interval (at most 100 packets/s over the run).
+fn tfrc_sp(r: &Run) -> String {
+    let (plain, sp) = (r.tfrc("plain"), r.tfrc("variant"));
+    let g = r.gain("variant", "plain");
+    assert!(g > 3.0, "TFRC-SP sends {g:.2}x plain TFRC's bytes");
+    // 30 s at one packet per 10 ms at most, plus the first at 0.
+    assert!(
+        sp.packets_sent <= 3001,
+        "{} packets in 30 s",
+        sp.packets_sent
+    );
+    // The equation allows more than the Min Interval here, so the cap is what limits it.
+    assert!(
+        sp.packets_sent > 2700,
+        "{} packets in 30 s",
+        sp.packets_sent
+    );
+    format!(
+        "throughput plain {:.3}, TFRC-SP {:.3} Mb/s ({g:.2}x); packets sent {} vs {} (cap \
+         3001); p {:.4} vs {:.4}",
+        r.flow("plain").throughput_bps / 1e6,
+        r.flow("variant").throughput_bps / 1e6,
+        plain.packets_sent,
+        sp.packets_sent,
+        plain.p,
+        sp.p
+    )
+}
+
+/// Faster Restart: TFRC's allowed rate summed over the first second after each of the three
+/// resumes (at 8, 16 and 24 s) is higher with the variant: the mechanism's one promise.
+fn faster_restart(r: &Run) -> String {
+    let early = |flow: &str| -> f64 {
+        r.series("allowed_bps", flow)
+            .into_iter()
+            .filter(|(t, _)| {
+                [8.0, 16.0, 24.0]
+                    .iter()
+                    .any(|r| *t >= r - 1e-9 && *t < r + 1.0 - 1e-9)
+            })
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let (plain, fast) = (early("plain"), early("variant"));
+    assert!(
+        fast > plain,
+        "allowed rate in the first second after the resumes: {fast} vs {plain}"
+    );
+    format!(
+        "allowed rate summed over the first second after 3 resumes: plain {:.1}, faster \
+         restart {:.1} Mb/s ({:.2}x); throughput {:.3} vs {:.3} Mb/s",
+        plain / 1e6,
+        fast / 1e6,
+        fast / plain,
+        r.flow("plain").throughput_bps / 1e6,
+        r.flow("variant").throughput_bps / 1e6
+    )
+}
+
+/// MulTFRC with N = 2: about twice a TFRC flow's rate at the same loss process.
+fn multfrc(r: &Run) -> String {
+    let g = r.gain("variant", "plain");
+    assert!((1.5..2.6).contains(&g), "MulTFRC N = 2 sends {g:.2}x TFRC");
+    format!(
+        "throughput TFRC {:.3}, MulTFRC N = 2 {:.3} Mb/s ({g:.2}x); p {:.4} vs {:.4}",
+        r.flow("plain").throughput_bps / 1e6,
+        r.flow("variant").throughput_bps / 1e6,
+        r.tfrc("plain").p,
+        r.tfrc("variant").p
     )
 }
 

@@ -1,15 +1,18 @@
 //! `campaign run`: the runs of one shard that have no result yet, on a thread pool, each result
 //! written atomically as soon as it finishes.
 
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{
-    write_atomic, Campaign, CampaignError, Provenance, ResultFile, RunEntry, Shard, GIT_COMMIT,
-    RESULT_FORMAT, VERSION,
+    write_atomic, Campaign, CampaignError, NewOptions, Provenance, ResultFile, RunEntry, Shard,
+    GIT_COMMIT, RESULT_FORMAT, VERSION,
 };
 use crate::runner::{self, RunOptions};
 use crate::summary;
+use crate::sweep::TimedRun;
+use scenario::Scenario;
 
 /// What one `campaign run` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,21 +35,6 @@ pub fn host_name() -> String {
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_else(|| "unknown".into())
-}
-
-/// CPU seconds used so far by the calling thread.
-fn thread_cpu_s() -> Option<f64> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use nix::sys::resource::{getrusage, UsageWho};
-        let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
-        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
-        Some(s(u.user_time()) + s(u.system_time()))
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        None
-    }
 }
 
 /// The runs of `shard` that have neither a result nor (unless `retry_failed`) an error file.
@@ -81,7 +69,7 @@ pub fn pending(
 /// Run one campaign run and write its result (or its error) file.
 fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
     let scenario = &c.plan.scenarios[e.point];
-    let cpu0 = thread_cpu_s();
+    let cpu0 = crate::parallel::thread_cpu_s();
     let t0 = Instant::now();
     let outcome = runner::simulate(
         scenario,
@@ -93,7 +81,7 @@ fn run_one(c: &Campaign, e: &RunEntry, host: &str) -> Result<bool, String> {
     .map(|out| summary::summarize(scenario, &out))
     .map_err(|err| err.to_string());
     let wall_s = t0.elapsed().as_secs_f64();
-    let cpu_s = match (cpu0, thread_cpu_s()) {
+    let cpu_s = match (cpu0, crate::parallel::thread_cpu_s()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
@@ -206,4 +194,98 @@ pub fn run_shard(
         finished,
         failed: outcomes.len() - finished,
     })
+}
+
+/// Keep the finished runs of an interrupted `tfrclab sweep` as the campaign `dir`: made with
+/// `opts` (the sweep's grid and seeds), or opened when `dir` already is that campaign (an
+/// earlier interrupted run of the same sweep). Each run's result file is written as
+/// `campaign run` writes it, so `campaign run DIR` runs only the others and `campaign merge`
+/// writes what the sweep would have written. Returns the campaign and how many of its runs
+/// are done.
+pub fn keep_runs(
+    dir: &Path,
+    scenario: &Scenario,
+    opts: &NewOptions,
+    runs: Vec<TimedRun>,
+) -> Result<(Campaign, usize), CampaignError> {
+    let c = if dir.join(super::MANIFEST).exists() {
+        let c = Campaign::open(dir)?;
+        let m = &c.manifest;
+        if m.scenario_text != scenario.source
+            || m.axes != opts.axes
+            || m.seeds != opts.seeds
+            || m.seed_base != opts.seed_base
+        {
+            return Err(CampaignError::Invalid(vec![format!(
+                "{} is a campaign of another sweep (scenario, --set, --seeds or --seed-base \
+                 differ); the finished runs were not kept there",
+                dir.display()
+            )]));
+        }
+        c
+    } else {
+        Campaign::create(dir, scenario, opts)?
+    };
+    let host = host_name();
+    for t in runs {
+        let Some(e) = c
+            .manifest
+            .runs
+            .iter()
+            .find(|e| e.point == t.record.point && e.seed == t.record.seed)
+        else {
+            return Err(CampaignError::Io(format!(
+                "grid point {}, seed {}: not a run of {} (a bug: please report it)",
+                t.record.point + 1,
+                t.record.seed,
+                dir.display()
+            )));
+        };
+        let timing = RunTiming {
+            wall_s: t.wall_s,
+            cpu_s: t.cpu_s,
+            slurm_task: None,
+        };
+        record(&c, e, &host, timing, Ok(t.record.summary)).map_err(CampaignError::Io)?;
+    }
+    let (_, done) = pending(&c, Shard::ALL, true)?;
+    Ok((c, done))
+}
+
+/// [`keep_runs`] for an interrupted `tfrclab sweep` of `file` (`text`) that would have written
+/// `out`: the campaign is `out.campaign`. Returns what to tell the user: where the runs are and
+/// the two commands that finish the sweep (`primary`: its `--primary`).
+pub fn keep_interrupted(
+    file: &str,
+    text: &str,
+    out: &Path,
+    opts: &NewOptions,
+    primary: &[String],
+    finished: Vec<TimedRun>,
+) -> Result<String, String> {
+    if finished.is_empty() {
+        return Ok("no run had finished, so nothing was kept".into());
+    }
+    let total = opts.seeds as usize * crate::sweep::grid(&opts.axes).len();
+    let keep = std::path::PathBuf::from(format!("{}.campaign", out.display()));
+    let scenario = Scenario::parse(file, text).map_err(|e| e.to_string())?;
+    let (_, done) = keep_runs(&keep, &scenario, opts, finished).map_err(|e| e.to_string())?;
+    let q = |p: &Path| super::slurm::shell_quote(&p.display().to_string());
+    let primary = if primary.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " --primary {}",
+            super::slurm::shell_quote(&primary.join(","))
+        )
+    };
+    Ok(format!(
+        "kept the finished runs in the campaign {} ({done} of {total} runs done). To finish the \
+         sweep, run the others and merge them into what this sweep would have written:\n  \
+         tfrclab campaign run {}\n  tfrclab campaign merge {} --out {}{primary}",
+        keep.display(),
+        q(&keep),
+        q(&keep),
+        q(out),
+    ))
 }

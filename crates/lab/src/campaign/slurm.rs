@@ -31,6 +31,16 @@ pub fn sbatch_options(extra: &[String]) -> Result<Vec<String>, String> {
     Ok(lines)
 }
 
+/// `word`, in single quotes when a shell would split or expand it.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// A path quoted for bash: single quotes, with `'` written as `'\''`.
 pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))

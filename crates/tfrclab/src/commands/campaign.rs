@@ -396,7 +396,7 @@ fn merge_cmd(a: &MergeArgs) -> anyhow::Result<ExitCode> {
             a.dir.display()
         );
     }
-    print!("{}", super::sweep::text_table(&m.result));
+    print!("{}", lab::sweep::text_table(&m.result, &a.primary));
     println!(
         "merged {} of {} runs; wrote {}/{{{}{}}}",
         m.results.len(),

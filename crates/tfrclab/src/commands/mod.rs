@@ -60,18 +60,51 @@ pub(crate) fn key_file_arg(
 pub(crate) struct Signals {
     int: std::sync::Arc<std::sync::atomic::AtomicBool>,
     term: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Raised by either.
+    any: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Signals {
     /// Catch SIGINT and SIGTERM from now on: they set flags instead of killing the process.
     pub(crate) fn catch() -> std::io::Result<Signals> {
+        Signals::register(false)
+    }
+
+    /// [`Signals::catch`], but a second signal ends the process at once (128 + its number).
+    pub(crate) fn catch_once() -> std::io::Result<Signals> {
+        Signals::register(true)
+    }
+
+    fn register(second_exits: bool) -> std::io::Result<Signals> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
         let s = Signals {
             int: Default::default(),
             term: Default::default(),
+            any: Default::default(),
         };
-        signal_hook::flag::register(signal_hook::consts::SIGINT, s.int.clone())?;
-        signal_hook::flag::register(signal_hook::consts::SIGTERM, s.term.clone())?;
+        for (sig, flag) in [(SIGINT, &s.int), (SIGTERM, &s.term)] {
+            // Actions run in the order registered: the exit sees `any` as it was before.
+            if second_exits {
+                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, s.any.clone())?;
+            }
+            signal_hook::flag::register(sig, flag.clone())?;
+            signal_hook::flag::register(sig, s.any.clone())?;
+        }
         Ok(s)
+    }
+
+    /// Raised once either signal arrived.
+    pub(crate) fn raised(&self) -> &std::sync::atomic::AtomicBool {
+        &self.any
+    }
+
+    /// `Ctrl-C (SIGINT)` or `SIGTERM`: what arrived.
+    pub(crate) fn name(&self) -> &'static str {
+        if self.int.load(std::sync::atomic::Ordering::SeqCst) {
+            "Ctrl-C (SIGINT)"
+        } else {
+            "SIGTERM"
+        }
     }
 
     /// The exit code of a process ended by the signal that arrived (128 + its number).

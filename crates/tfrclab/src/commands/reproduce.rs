@@ -23,7 +23,7 @@ random start offsets drawn from the seed (the same offsets for every configurati
 A claim is supported when the CI excludes the reference on the claimed side (and reaches any \
 claimed magnitude), contradicted when it lies entirely on the other side, not supported \
 otherwise. --quick runs fewer seeds and shorter runs: every report, table and verdict is still \
-written, marked \"quick: indicative only\".";
+written, and every verdict is marked \"(quick)\": verdicts may flip in a full run.";
 
 /// Arguments of `tfrclab reproduce`.
 #[derive(Parser, Debug)]
@@ -41,7 +41,7 @@ pub struct Args {
     /// Seeds (N) per replicated configuration [default: 10, or 3 with --quick].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     pub seeds: Option<u32>,
-    /// Fewer seeds and shorter runs; results are indicative only.
+    /// Fewer seeds and shorter runs; every verdict is marked "(quick)" and may flip in a full run.
     #[arg(long)]
     pub quick: bool,
     /// Output folder, replaced as a whole when everything was written.
@@ -82,16 +82,19 @@ fn bad_input(msg: &str) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
-/// The command line as the reports quote it.
-fn command_line(args: &Args, budget: &Budget) -> String {
-    let mut c = format!("tfrclab reproduce {}", args.papers.join(" "));
-    if args.quick {
-        c.push_str(" --quick");
-    }
-    if args.seeds.is_some() || !args.quick {
-        c.push_str(&format!(" --seeds {}", budget.seeds));
-    }
-    c
+/// The command line as the reports quote it: the arguments as given (quoted for a POSIX
+/// shell where needed), after the program's file name.
+fn command_line() -> String {
+    let mut argv = std::env::args_os();
+    let program = argv
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "tfrclab".into());
+    std::iter::once(program)
+        .chain(argv.map(|a| lab::campaign::slurm::shell_word(&a.to_string_lossy())))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Run the subcommand.
@@ -152,7 +155,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let command = command_line(args, &budget);
+    let command = command_line();
     let wall_note = format!(
         "All papers' runs took {} s of wall-clock time on {} thread(s).",
         report::fmt_num(outcome.wall.as_secs_f64()),
@@ -179,7 +182,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Some(p) => format!(
                 "{}: {}; {}",
                 e.id,
-                write::verdict_counts(&p.claims),
+                write::headline(&p.claims, budget.quick),
                 p.report.summary
             ),
             None => format!("{}: {}", e.id, write::status(&e, &selected, &outcome)),
@@ -187,16 +190,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         println!("{line}");
     }
     println!(
-        "{} runs in {} s on {} thread(s){}; wrote {}/index.html",
+        "{} runs in {} s on {} thread(s); wrote {}/index.html",
         outcome.runs,
         report::fmt_num(outcome.wall.as_secs_f64()),
         opts.jobs,
-        if budget.quick {
-            format!(" ({})", write::QUICK_NOTE)
-        } else {
-            String::new()
-        },
         dir.display()
     );
+    if budget.quick {
+        println!(
+            "{}: for the full verdicts run `{}`",
+            write::QUICK_NOTE,
+            write::full_command(&command)
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -120,6 +120,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
+    // How the drops fall on the flows (docs/phase-effects.md), beside any pcap writer.
+    let (drop_sink, drops) = lab::drops::DropCounter::new(&s, s.warmup);
+    let sink = Some(lab::drops::beside(sink, drop_sink));
     let mut progress = lab::parallel::RunProgress::new(args.quiet);
     progress.phase(&format!(
         "building the network ({} flows, {} links)",
@@ -140,6 +143,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     progress.phase("writing summary.json and the CSV files");
     summary::write_data_files(&out, &sum, &rows)?;
     let mut written: Vec<&str> = summary::DATA_FILES.iter().map(|(f, _)| *f).collect();
+    let drop_shares = drops.borrow().shares();
+    lab::drops::write_csv(&out.path("drops.csv"), &drop_shares)?;
+    written.push("drops.csv");
     if !args.no_report {
         progress.phase("writing report.html");
         let mut page = run_report::run_report(&s, &sum, &rows, &result);
@@ -163,6 +169,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(TraceKind::Ns2) => written.push("trace.tr"),
         Some(TraceKind::Csv) => written.push("trace.csv"),
         None => {}
+    }
+    for d in drop_shares.iter().filter(|d| d.concentrated) {
+        println!("note: {}", d.sentence());
     }
     println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
     if let Some(p) = &args.pcap {

@@ -4,13 +4,16 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 
+use super::Signals;
 use crate::EXIT_BAD_INPUT;
+use lab::campaign::{exec, NewOptions};
 use lab::output::{file_stem, OutputDir};
-use lab::sweep::{self, Axis, SweepResult, Task};
+use lab::sweep::{self, Axis, SweepResult, Task, TimedRun};
 use report::fmt_num;
 
 /// Arguments of `tfrclab sweep`.
@@ -41,9 +44,10 @@ pub struct Args {
     /// Runs at a time (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "J", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
-    /// The metrics the report opens with, in this order (repeat or separate by commas); a name
-    /// also takes in the metrics that extend it after an underscore. Default: throughput_bps,
-    /// friendliness.
+    /// The metrics the report opens with and the terminal table shows, in this order (repeat
+    /// or separate by commas); a name also takes in the metrics that extend it after an
+    /// underscore. Default: the report opens with throughput_bps and friendliness, the table
+    /// shows throughput and loss rate per flow.
     #[arg(long, value_name = "METRIC", value_delimiter = ',')]
     pub primary: Vec<String>,
     /// No progress on stderr (by default a bar on a terminal, else a line every 5 s).
@@ -98,19 +102,46 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .flat_map(|(point, ss)| ss.iter().map(move |&seed| Task { point, seed }))
         .collect();
     let jobs = lab::parallel::jobs(args.jobs);
+    // Ctrl-C (or SIGTERM) starts no new runs and keeps the finished ones; a second one quits.
+    let signals = Signals::catch_once()?;
     let mut bar = lab::parallel::Progress::new(tasks.len() as u64, args.quiet);
     let t0 = Instant::now();
     let done = || bar.inc();
-    let runs = sweep::run_all(&scenarios, &points, &tasks, jobs, &done);
+    let finished = AtomicBool::new(false);
+    let kept = std::thread::scope(|s| {
+        s.spawn(|| loop {
+            let last = finished.load(Ordering::SeqCst);
+            if signals.raised().load(Ordering::SeqCst) {
+                bar.println(&format!(
+                    "{}: no new runs start; the runs in progress (at most {jobs}) finish, \
+                         then the finished runs are kept. Press Ctrl-C again to quit at once, \
+                         keeping nothing.",
+                    signals.name()
+                ));
+                return;
+            }
+            if last {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        let kept = sweep::run_all_kept(&scenarios, &points, &tasks, jobs, &done, signals.raised());
+        finished.store(true, Ordering::SeqCst);
+        kept
+    });
     bar.finish();
-    let runs = match runs {
-        Ok(r) => r,
+    let kept = match kept {
+        Ok(k) => k,
         Err(e) => {
             eprintln!("error: {e}");
             eprintln!("nothing was written");
             return Ok(ExitCode::FAILURE);
         }
     };
+    if signals.raised().load(Ordering::SeqCst) {
+        return Ok(interrupted(args, &file, &text, &dir, &signals, kept));
+    }
+    let runs: Vec<sweep::RunRecord> = kept.into_iter().flatten().map(|t| t.record).collect();
     let wall = t0.elapsed();
     let aggregates = sweep::aggregate(points.len(), &runs);
     let result = SweepResult {
@@ -157,7 +188,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     sweep::report_with(&result, &primary).write(&out.path("report.html"))?;
     let dir = out.commit()?;
-    print!("{}", text_table(&result));
+    print!("{}", sweep::text_table(&result, &args.primary));
     println!(
         "{} runs ({} grid point(s) × {} seed(s)) in {} s on {} thread(s); wrote {}/{{sweep.csv, runs.csv, sweep.json, report.html}}",
         result.runs.len(),
@@ -170,50 +201,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Per grid point and flow: mean throughput and loss rate with their CI half-widths.
-pub fn text_table(r: &SweepResult) -> String {
-    let mut rows: Vec<Vec<String>> = vec![vec![
-        "point".into(),
-        "values".into(),
-        "flow".into(),
-        "thr Mb/s".into(),
-        "±95%".into(),
-        "loss".into(),
-        "±95%".into(),
-    ]];
-    let find = |p: usize, subject: &str, metric: &str| {
-        r.aggregates
-            .iter()
-            .find(|a| a.point == p && a.subject == subject && a.metric == metric)
+/// Keep the finished runs of an interrupted sweep as a campaign beside `dir` (the output
+/// folder, not written), say so and how to finish, and return 128 + the signal's number.
+fn interrupted(
+    a: &Args,
+    file: &str,
+    text: &str,
+    dir: &Path,
+    signals: &Signals,
+    kept: Vec<Option<TimedRun>>,
+) -> ExitCode {
+    let finished: Vec<TimedRun> = kept.into_iter().flatten().collect();
+    eprintln!(
+        "interrupted by {}: {} of {} runs had finished; {} was not written",
+        signals.name(),
+        finished.len(),
+        a.seeds as usize * sweep::grid(&a.sets).len(),
+        dir.display()
+    );
+    let opts = NewOptions {
+        axes: a.sets.clone(),
+        seeds: a.seeds,
+        seed_base: a.seed_base,
     };
-    let hw = |x: Option<f64>, scale: f64, digits: usize| {
-        x.map(|h| format!("{:.digits$}", h * scale))
-            .unwrap_or_else(|| "-".into())
-    };
-    for p in &r.points {
-        let flows: Vec<&str> = r
-            .runs
-            .iter()
-            .find(|run| run.point == p.index)
-            .map(|run| run.summary.flows.iter().map(|f| f.name.as_str()).collect())
-            .unwrap_or_default();
-        for f in flows {
-            let (Some(t), Some(l)) = (
-                find(p.index, f, "throughput_bps"),
-                find(p.index, f, "loss_rate"),
-            ) else {
-                continue;
-            };
-            rows.push(vec![
-                (p.index + 1).to_string(),
-                p.label(),
-                f.to_string(),
-                format!("{:.4}", t.stat.mean / 1e6),
-                hw(t.stat.ci_half_width, 1e-6, 4),
-                format!("{:.4}", l.stat.mean),
-                hw(l.stat.ci_half_width, 1.0, 4),
-            ]);
-        }
+    match exec::keep_interrupted(file, text, dir, &opts, &a.primary, finished) {
+        Ok(message) => eprintln!("{message}"),
+        Err(e) => eprintln!("error: the finished runs could not be kept: {e}"),
     }
-    report::text::aligned(&rows, &[1, 2])
+    ExitCode::from(signals.exit_code().unwrap_or(130))
 }

@@ -181,6 +181,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     format!("FAIL ({n_fail} of {} checks)", r.checks.len())
                 };
                 println!("{verdict}   (NS-2 {ns_s:.2} s, tfrclab {lab_s:.2} s)");
+                for n in validate::drop_notes(&r) {
+                    println!("note: {n}");
+                }
                 if let Some(w) = &r.ns2_stderr {
                     println!("ns wrote on stderr:\n{}", w.trim_end());
                 }

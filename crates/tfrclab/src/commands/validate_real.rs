@@ -110,7 +110,8 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
         match realnet::validate(s, reps, &opts, &mut progress) {
             Ok(c) => {
                 print!("{}", realnet::text_table(&c));
-                println!("{}\n", realnet::timing_line(&c));
+                println!("{}", realnet::timing_line(&c));
+                println!("{}\n", realnet::concentration_line(&c));
                 entries.push(ScenarioJson {
                     file: s.file.clone(),
                     comparison: Some(c.clone()),

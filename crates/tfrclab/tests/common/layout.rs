@@ -19,7 +19,11 @@ pub fn artefacts() -> PathBuf {
     dir
 }
 
-/// The first figure, and everything that overflows its container.
+/// The first figure, everything that overflows its container, and what issue 32 found:
+/// - a table heading broken inside a word (a word of a `th` laid out on two lines);
+/// - a claims figure's measured value cut (`…`) or running into the verdict beside it;
+/// - where the headline (the first "N claims: …" verdict count) is, to compare with the first
+///   figure.
 pub const LAYOUT: &str = r##"(() => {
   const svgs = [...document.querySelectorAll('svg')];
   const first = document.querySelector('figure svg');
@@ -32,6 +36,37 @@ pub const LAYOUT: &str = r##"(() => {
     if (el.scrollWidth > el.clientWidth + 1)
       over.push(el.tagName.toLowerCase() + '.' + el.className + ' (' + el.scrollWidth + ' > ' +
                 el.clientWidth + ' px): ' + (el.textContent || '').slice(0, 80));
+  }
+  // A heading word whose text spans two line boxes was broken inside the word (a break after
+  // a hyphen, as in "same-" / "RTT", is ordinary typesetting: hyphens separate words here).
+  // Below 900 px the stylesheet lets a heading break rather than a wide table overflow.
+  for (const th of W > 900 ? document.querySelectorAll('th') : []) {
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const re = /[^\s-]+/g;
+      for (let m = re.exec(node.data); m; m = re.exec(node.data)) {
+        const r = document.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter(b => b.width > 0).map(b => Math.round(b.top)));
+        if (tops.size > 1) over.push('heading word broken at ' + W + ' px: "' + m[0] + '" in "' + th.textContent + '"');
+      }
+    }
+  }
+  for (const row of document.querySelectorAll('.claim-row')) {
+    const m = row.querySelector('.claim-measured');
+    const v = row.querySelector('.claim-verdict');
+    if (!m || !v) continue;
+    if (m.textContent.includes('\u2026')) over.push('measured value cut: ' + m.textContent);
+    const mb = m.getBoundingClientRect(), vb = v.getBoundingClientRect();
+    if (mb.right > vb.left - 2) over.push('measured value runs into the verdict: ' + m.textContent + ' | ' + v.textContent);
+  }
+  let headlineTop = null;
+  for (const el of document.querySelectorAll('main p, main td, body p, body td')) {
+    if (/^\d+ claims?: \d+ supported/.test(el.textContent.trim())) {
+      headlineTop = el.getBoundingClientRect().top + window.scrollY;
+      break;
+    }
   }
   svgs.forEach((s, i) => {
     const r = s.getBoundingClientRect();
@@ -48,6 +83,8 @@ pub const LAYOUT: &str = r##"(() => {
     firstMarks: first ? first.querySelectorAll('.claim-mark').length : -1,
     firstRows: first ? first.querySelectorAll('.claim-row').length : -1,
     firstWidth: first ? first.getBoundingClientRect().width : 0,
+    firstTop: first ? first.getBoundingClientRect().top + window.scrollY : null,
+    headlineTop,
     overflow: over,
   };
 })()"##;
@@ -80,4 +117,16 @@ pub fn check(page: &Path, name: &str) -> Value {
         first.get_or_insert(p);
     }
     first.unwrap()
+}
+
+/// Issue 32: the headline (the first "N claims: …" verdict count) is above the first chart, so a
+/// reader sees it without scrolling past a figure. `p` is what [`check`] returned.
+pub fn assert_headline_first(p: &Value, name: &str) {
+    let (Some(h), Some(f)) = (p["headlineTop"].as_f64(), p["firstTop"].as_f64()) else {
+        panic!("{name}: a headline and a figure: {p}");
+    };
+    assert!(
+        h < f,
+        "{name}: the headline (y = {h}) is above the first chart (y = {f})"
+    );
 }

@@ -7,7 +7,7 @@ pub mod layout;
 pub mod netns;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The repository root (scenario paths in tests are relative to it).
 pub fn repo() -> PathBuf {
@@ -21,6 +21,36 @@ pub fn tfrclab_at_root(args: &[&str]) -> Output {
         .current_dir(repo())
         .output()
         .expect("tfrclab runs")
+}
+
+/// The `tfrclab` binary, to be given arguments.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+}
+
+/// A UDP port free on loopback when asked (the socket is closed again at once).
+pub fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Start a command with its standard output and error captured, for a test that talks to it
+/// while it runs (`recv`, `send`) and reads what it printed when it ends.
+pub trait SpawnPiped {
+    /// Spawn with piped stdout and stderr; panics when the binary cannot be started.
+    fn spawn_piped(&mut self) -> Child;
+}
+
+impl SpawnPiped for Command {
+    fn spawn_piped(&mut self) -> Child {
+        self.stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the command starts")
+    }
 }
 
 /// Panics with the install hint when `ns` cannot be run: a machine without NS-2 must fail
