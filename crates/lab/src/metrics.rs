@@ -52,6 +52,8 @@ pub struct FlowMetrics {
     pub smoothness_cov: f64,
     /// Received packets that crossed an untrusted node unprotected (E6).
     pub exposed_packets: u64,
+    /// Received packets carrying an ECN-CE mark (an AQM marked them instead of dropping them).
+    pub marked_packets: u64,
 }
 
 /// What one flow's metrics are computed from.
@@ -114,6 +116,7 @@ pub fn flow_metrics(input: &FlowInput<'_>, window: Duration) -> FlowMetrics {
         jitter_rfc3550_s: d.rfc3550_secs(),
         smoothness_cov: smoothness(r.sent_series(), r.bin_width(), input.active),
         exposed_packets: r.exposed,
+        marked_packets: r.marked,
     }
 }
 

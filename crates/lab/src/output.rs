@@ -83,6 +83,19 @@ impl OutputDir {
         &self.staging
     }
 
+    /// Where to write `path` so that the commit keeps it: a path inside the target (as in
+    /// `--out res --pcap res/pcap`) goes to the same place in the staging folder, since the
+    /// commit replaces the target whole; any other path is returned unchanged.
+    pub fn place(&self, path: &Path) -> PathBuf {
+        let abs = |p: &Path| std::path::absolute(p).ok();
+        if let (Some(p), Some(t)) = (abs(path), abs(&self.target)) {
+            if let Ok(rel) = p.strip_prefix(&t) {
+                return self.staging.join(rel);
+            }
+        }
+        path.to_path_buf()
+    }
+
     /// Replace the target with everything written; returns the target.
     pub fn commit(mut self) -> std::io::Result<PathBuf> {
         if self.target.exists() {
@@ -99,5 +112,32 @@ impl Drop for OutputDir {
         if !self.committed {
             let _ = std::fs::remove_dir_all(&self.staging);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder given inside the output folder (`--out res --pcap res/pcap`) survives the
+    /// commit; one outside is left where it is.
+    #[test]
+    fn a_folder_inside_the_target_survives_the_commit() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("res");
+        // Written once already, so the commit replaces an existing folder.
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::write(target.join("summary.json"), "{}").unwrap();
+        let out = OutputDir::create(&target).unwrap();
+        // `.` components do not hide that the folder is inside.
+        let inside = out.place(&target.join("./pcap"));
+        assert!(inside.starts_with(out.staging()), "{}", inside.display());
+        let outside = d.path().join("elsewhere");
+        assert_eq!(out.place(&outside), outside);
+        std::fs::create_dir_all(&inside).unwrap();
+        std::fs::write(inside.join("a.pcap"), "x").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(target.join("pcap/a.pcap")).unwrap(), b"x");
+        assert!(!target.join("summary.json").exists());
     }
 }

@@ -62,6 +62,18 @@ pub struct PcapOptions {
     pub links: Vec<String>,
 }
 
+impl PcapOptions {
+    /// The options for a run writing into `out`: a pcap folder inside the output folder (as
+    /// in `--out res --pcap res/pcap`) is written in its staging folder, or the commit, which
+    /// replaces the output folder whole, would delete it.
+    pub fn placed(&self, out: &crate::output::OutputDir) -> PcapOptions {
+        PcapOptions {
+            dir: out.place(&self.dir),
+            links: self.links.clone(),
+        }
+    }
+}
+
 /// The IPv4 address of node `n`.
 pub fn node_address(n: u32) -> [u8; 4] {
     let a = n + 1;
@@ -138,6 +150,12 @@ impl PcapSink {
     pub fn create(s: &Scenario, opts: &PcapOptions) -> Result<PcapSink, String> {
         let chosen = selected_links(s, opts)?;
         let dir = &opts.dir;
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!(
+                "--pcap {}: it exists and is not a folder; name a folder for the pcap files",
+                dir.display()
+            ));
+        }
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let hosts: String = s

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use netsim::agents::{
     AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, LinuxCc,
     LinuxSink, LinuxSinkConfig, LinuxTcpConfig, LinuxTcpSender, MediaReceiver, MediaSender,
-    NullSink, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp,
+    NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp,
     TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
@@ -239,6 +239,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             window,
             window_init,
             delayed_ack,
+            overhead,
             on_off,
         } => {
             let v = match variant {
@@ -283,6 +284,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 window: *window,
                 window_init: *window_init,
                 packet_size: flow.packet_size,
+                overhead: *overhead,
                 ..TcpConfig::ns2(v)
             };
             let sink = TcpSinkConfig {
@@ -334,13 +336,46 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 MediaReceiver::tfrc(&profile).map_err(bad)?.into(),
             )
         }
-        FlowKind::Tfrc { app_rate_bps, .. } => {
+        FlowKind::Media {
+            controller: c @ (MediaController::Nada | MediaController::Scream | MediaController::Gcc),
+            source,
+            deadline,
+            pauses,
+        } => {
+            let bad = |e: String| RunError::Build(format!("flow \"{}\": {e}", flow.name));
+            let kind = rmcat::ControllerKind::from_name(c.name())
+                .ok_or_else(|| bad(format!("no RMCAT controller \"{}\"", c.name())))?;
+            let app = media::sender::MediaSender::new(
+                media_source(source).map_err(|e| bad(e.to_string()))?,
+                flow.packet_size,
+                u64::try_from(deadline.as_nanos()).unwrap_or(u64::MAX),
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            (
+                MediaSender::rmcat(app, kind, rate_range(source))
+                    .with_pauses(pauses.iter().map(|&(a, b)| (time(a), time(b))).collect())
+                    .into(),
+                MediaReceiver::rmcat(kind).into(),
+            )
+        }
+        FlowKind::Tfrc {
+            app_rate_bps,
+            app_on_off,
+            ..
+        } => {
             let profile = tfrc_profile(flow)
                 .ok_or_else(|| RunError::Build("not a TFRC flow".into()))?
                 .map_err(|e| RunError::Build(format!("flow \"{}\": {e}", flow.name)))?;
-            let app = match app_rate_bps {
-                Some(r) => TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX)),
-                None => TfrcApp::Bulk,
+            let app = match (app_rate_bps, app_on_off) {
+                (Some(r), None) => {
+                    TfrcApp::Cbr(CbrClock::new(flow.packet_size, *r, false, u64::MAX))
+                }
+                (Some(r), Some((on, off))) => TfrcApp::OnOff(OnOff::new(
+                    CbrClock::new(flow.packet_size, *r, false, u64::MAX),
+                    *on,
+                    *off,
+                )),
+                (None, _) => TfrcApp::Bulk,
             };
             let bad =
                 |e: tfrc::ConfigError| RunError::Build(format!("flow \"{}\": {e}", flow.name));
@@ -356,6 +391,22 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             )
         }
     })
+}
+
+/// The rate range an RMCAT controller keeps its target in: the statistical model's
+/// `min_rate`, `max_rate` and `start_rate`; a trace, which ignores the controller, gets the
+/// model's defaults (RFC 8867 §4's 150 kbit/s to 1.5 Mbit/s).
+fn rate_range(s: &MediaSource) -> rmcat::RateRange {
+    let default = media::model::StatisticalConfig::default();
+    let cfg = match s {
+        MediaSource::Statistical(cfg) => cfg,
+        MediaSource::Trace { .. } => &default,
+    };
+    rmcat::RateRange {
+        min: cfg.r_min,
+        max: cfg.r_max,
+        start: cfg.r_init,
+    }
 }
 
 /// The video source a media flow's application runs.
@@ -489,6 +540,9 @@ pub fn build_traced<M: netsim::Metering>(
         let id = b.add_flow(f.from as u32, f.to as u32, time(f.start), stop, tx, rx);
         if s.protection.flows.contains(&i) {
             b.protect_flow(id, true);
+        }
+        if f.ecn {
+            b.ecn_capable_flow(id, true);
         }
         if classify && matches!(f.kind, FlowKind::Tfrc { .. }) {
             b.record_drop_causes(id, true);

@@ -439,6 +439,7 @@ pub fn flow_metric_values(f: &FlowMetrics) -> Vec<(String, f64)> {
         ("jitter_rfc3550_s".into(), f.jitter_rfc3550_s),
         ("smoothness_cov".into(), f.smoothness_cov),
         ("exposed_packets".into(), f.exposed_packets as f64),
+        ("marked_packets".into(), f.marked_packets as f64),
     ]);
     v
 }

@@ -10,7 +10,9 @@
 //! The checks ([`compare`]), with the scenario's `[validate]` tolerances:
 //! - per-flow throughput and summed throughput: relative difference `(tfrclab − NS-2) / NS-2`;
 //! - per-flow mean one-way delay: relative difference;
-//! - per-flow loss rate: absolute difference, within `max(loss × NS-2's rate, loss_abs)`.
+//! - per-flow loss rate: absolute difference, within `max(loss × NS-2's rate, loss_abs)`;
+//! - per-flow ECN mark rate (marked / received), for flows with marks on either side: absolute
+//!   difference, within `max(marks × NS-2's rate, loss_abs)`.
 //!
 //! A scenario with `[validate] seeds = [...]` runs both simulators once per seed and compares
 //! the means over the seeds: random scenarios (RED, Bernoulli loss, CBR jitter) draw different
@@ -264,6 +266,20 @@ pub struct Figures {
     pub received_packets: f64,
     /// Packets dropped in the window.
     pub dropped_packets: f64,
+    /// Received packets carrying an ECN-CE mark.
+    #[serde(default)]
+    pub marked_packets: f64,
+}
+
+impl Figures {
+    /// Marked / received packets (0 when nothing was received).
+    pub fn mark_rate(&self) -> f64 {
+        if self.received_packets > 0.0 {
+            self.marked_packets / self.received_packets
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Figures {
@@ -278,6 +294,7 @@ impl Figures {
             sent_packets: m.sent_packets as f64,
             received_packets: m.received_packets as f64,
             dropped_packets: m.dropped_packets as f64,
+            marked_packets: m.marked_packets as f64,
         }
     }
 
@@ -304,6 +321,7 @@ impl Figures {
                     sent_packets: avg(|x| x.sent_packets),
                     received_packets: avg(|x| x.received_packets),
                     dropped_packets: avg(|x| x.dropped_packets),
+                    marked_packets: avg(|x| x.marked_packets),
                 }
             })
             .collect()
@@ -322,6 +340,8 @@ pub enum Metric {
     Delay,
     /// One flow's loss rate (absolute difference).
     Loss,
+    /// One flow's ECN mark rate, marked / received (absolute difference).
+    Marks,
 }
 
 impl Metric {
@@ -332,12 +352,13 @@ impl Metric {
             Metric::TotalThroughput => "total throughput",
             Metric::Delay => "mean delay",
             Metric::Loss => "loss rate",
+            Metric::Marks => "mark rate",
         }
     }
 
     /// Whether the difference and tolerance are relative to NS-2's value.
     pub fn relative(self) -> bool {
-        !matches!(self, Metric::Loss)
+        !matches!(self, Metric::Loss | Metric::Marks)
     }
 }
 
@@ -415,6 +436,15 @@ pub fn compare(tol: &Tolerances, ns2: &[Figures], lab: &[Figures]) -> Vec<Check>
             b.loss_rate,
             (tol.loss * a.loss_rate).max(tol.loss_abs),
         ));
+        if a.marked_packets > 0.0 || b.marked_packets > 0.0 {
+            out.push(check(
+                Metric::Marks,
+                &a.flow,
+                a.mark_rate(),
+                b.mark_rate(),
+                (tol.marks * a.mark_rate()).max(tol.loss_abs),
+            ));
+        }
     }
     if ns2.len() > 1 {
         let sum = |v: &[Figures]| v.iter().map(|f| f.throughput_bps).sum::<f64>();
@@ -466,6 +496,9 @@ pub struct ToleranceReport {
     pub loss: f64,
     /// Loss rate, absolute part.
     pub loss_abs: f64,
+    /// Mark rate, relative part (absolute part: `loss_abs`).
+    #[serde(default)]
+    pub marks: f64,
     /// Why (the scenario's `[validate] why`).
     pub why: Option<String>,
 }
@@ -721,6 +754,7 @@ pub fn validate(s: &Scenario, opts: &Options) -> Result<ScenarioReport, Error> {
             delay: t.delay,
             loss: t.loss,
             loss_abs: t.loss_abs,
+            marks: t.marks,
             why: t.why.clone(),
         },
         pass: checks.iter().all(|c| c.pass),
@@ -739,7 +773,7 @@ pub fn value_text(metric: Metric, v: f64) -> String {
     match metric {
         Metric::Throughput | Metric::TotalThroughput => format!("{:.4} Mb/s", v / 1e6),
         Metric::Delay => format!("{:.3} ms", v * 1e3),
-        Metric::Loss => format!("{v:.4}"),
+        Metric::Loss | Metric::Marks => format!("{v:.4}"),
     }
 }
 
@@ -944,7 +978,39 @@ mod tests {
             sent_packets: 0.0,
             received_packets: 0.0,
             dropped_packets: 0.0,
+            marked_packets: 0.0,
         }
+    }
+
+    /// Mark rates are compared only for flows marked on either side, like loss rates:
+    /// absolute difference within max(marks × NS-2's rate, loss_abs).
+    #[test]
+    fn mark_rates_are_checked_where_there_are_marks() {
+        let tol = Tolerances::default();
+        let marked = |flow: &str, received: f64, marked: f64| Figures {
+            received_packets: received,
+            marked_packets: marked,
+            ..fig(flow, 1e6, 0.1, 0.01)
+        };
+        let ns = [marked("a", 1000.0, 50.0), marked("b", 1000.0, 0.0)];
+        let lab = [marked("a", 1000.0, 62.0), marked("b", 1000.0, 0.0)];
+        let c = compare(&tol, &ns, &lab);
+        let m: Vec<_> = c.iter().filter(|x| x.metric == Metric::Marks).collect();
+        assert_eq!(m.len(), 1, "no check for a flow without marks");
+        // 0.05 vs 0.062: 25% of 0.05 = 0.0125 ≥ 0.012, passes.
+        assert!(
+            m[0].pass && (m[0].tolerance - 0.0125).abs() < 1e-12,
+            "{:?}",
+            m[0]
+        );
+        let lab = [marked("a", 1000.0, 64.0), marked("b", 1000.0, 0.0)];
+        assert!(
+            !compare(&tol, &ns, &lab)
+                .iter()
+                .find(|x| x.metric == Metric::Marks)
+                .unwrap()
+                .pass
+        );
     }
 
     #[test]

@@ -193,6 +193,17 @@ impl MediaSender {
         u64::from(n)
     }
 
+    /// The packet [`MediaSender::pop_packet`] would return next (a window-based transport asks
+    /// whether it fits before taking it).
+    pub fn peek_packet(&self) -> Option<&MediaPacket> {
+        self.buffer.front()
+    }
+
+    /// Payload bytes waiting in the send buffer.
+    pub fn buffered_bytes(&self) -> u64 {
+        self.counters.bytes - self.counters.sent_bytes
+    }
+
     /// The next packet for the transport, if any.
     pub fn pop_packet(&mut self, _now: Nanos) -> Option<MediaPacket> {
         let p = self.buffer.pop_front()?;

@@ -94,13 +94,15 @@ mod kind_name {
     use netsim::PacketKind;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    const ALL: [PacketKind; 6] = [
+    const ALL: [PacketKind; 8] = [
         PacketKind::Tcp,
         PacketKind::Ack,
         PacketKind::Cbr,
         PacketKind::TfrcData,
         PacketKind::TfrcFeedback,
         PacketKind::TimeExceeded,
+        PacketKind::Rtp,
+        PacketKind::Rtcp,
     ];
 
     pub fn serialize<S: Serializer>(k: &PacketKind, s: S) -> Result<S::Ok, S::Error> {

@@ -11,7 +11,7 @@ use crate::agents::AnyAgent;
 use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
-use crate::policy::{HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
+use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
 use crate::queue::Queue;
 use crate::rng::{stream, Component};
 use crate::sim::{
@@ -115,6 +115,7 @@ struct FlowSpec {
     receiver: AnyAgent,
     fids: (u32, u32),
     marking: Marking,
+    ecn: EcnCapability,
     drop_log: bool,
 }
 
@@ -314,6 +315,7 @@ impl NetworkBuilder {
             receiver,
             fids: (id, id),
             marking: Marking::AsSent,
+            ecn: EcnCapability::NotEct,
             drop_log: false,
         });
         id
@@ -376,6 +378,23 @@ impl NetworkBuilder {
                     Marking::ProtectAll
                 } else {
                     Marking::AsSent
+                }
+            }
+            None => self.errors.push(BuildError::UnknownFlow(flow)),
+        }
+    }
+
+    /// Make `flow` ECN-capable: its sender's packets with payload carry ECT
+    /// ([`EcnCapability::Data`], as NS-2's `ecn_` does), so an AQM that marks (RED's `setbit_`)
+    /// marks them instead of dropping them early. The agents' response to marks is their own
+    /// (the TFRC receiver counts a mark as a loss, RFC 5348 §5.1).
+    pub fn ecn_capable_flow(&mut self, flow: FlowId, on: bool) {
+        match self.flows.get_mut(flow as usize) {
+            Some(f) => {
+                f.ecn = if on {
+                    EcnCapability::Data
+                } else {
+                    EcnCapability::NotEct
                 }
             }
             None => self.errors.push(BuildError::UnknownFlow(flow)),
@@ -511,6 +530,7 @@ impl NetworkBuilder {
         for (i, f) in self.flows.into_iter().enumerate() {
             let fid = i as FlowId;
             let marking = f.marking;
+            let ecn = f.ecn;
             for (sender, agent, node, peer) in [
                 (true, f.sender, f.src, f.dst),
                 (false, f.receiver, f.dst, f.src),
@@ -543,6 +563,7 @@ impl NetworkBuilder {
                     timer_count: timer_count as u8,
                     stuck: (Time::ZERO, 0),
                     marking,
+                    ecn: if sender { ecn } else { EcnCapability::NotEct },
                     egress: HostStage::new(self.protection.seal),
                     ingress: HostStage::new(self.protection.open),
                 });

@@ -32,7 +32,7 @@ pub use builder::{BuildError, NetworkBuilder};
 pub use link::{LinkConfig, LinkId, LinkSettings, LinkUpdate};
 pub use loss::LossConfig;
 pub use packet::{Direction, FlowId, NodeId, Packet, PacketKind};
-pub use policy::{Marking, NodePolicy, ProtectionCost, TtlExpiry};
+pub use policy::{EcnCapability, Marking, NodePolicy, ProtectionCost, TtlExpiry};
 pub use queue::{DropTailConfig, QueueConfig, RedConfig};
 pub use sim::{
     Account, CountersOnly, FlowResults, FullStats, Limits, LinkResults, Metering, RunResults,

@@ -33,6 +33,10 @@ pub enum PacketKind {
     /// A time-exceeded notice sent back to the source when a packet's TTL runs out
     /// ([`crate::policy::TtlExpiry::Notify`]).
     TimeExceeded,
+    /// RTP media of a flow under an RMCAT controller (NADA, SCReAM, GCC): `rtp`.
+    Rtp,
+    /// RTCP feedback of such a flow (RFC 8888 or transport-wide): `rtcp`.
+    Rtcp,
 }
 
 impl PacketKind {
@@ -45,6 +49,8 @@ impl PacketKind {
             PacketKind::TfrcData => "tcpFriend",
             PacketKind::TfrcFeedback => "tcpFriendCtl",
             PacketKind::TimeExceeded => "icmp",
+            PacketKind::Rtp => "rtp",
+            PacketKind::Rtcp => "rtcp",
         }
     }
 }
@@ -146,16 +152,25 @@ pub struct MediaData {
 pub enum MediaCcHeader {
     /// TFRC's data header, as the core produced it.
     Tfrc(tfrc::DataHeader),
+    /// An RMCAT controller's packet (`crates/rmcat`): the sequence number its feedback reports
+    /// on (RTP's for NADA and SCReAM, the transport-wide one for GCC; unwrapped here, 16 bits
+    /// on the wire).
+    Rmcat {
+        /// The sequence number.
+        seq: u64,
+    },
 }
 
 /// A media controller's feedback, one variant per controller. Fixed-size reports travel in the
-/// packet; a controller whose reports have variable length (RFC 8888's per-packet lists,
-/// transport-wide reports) adds a variant that carries a handle to the report and gives the
-/// packet the report's wire size (`docs/media.md`, "Adding a controller").
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// packet; variable-length reports (RFC 8888's per-packet lists, transport-wide reports) travel
+/// boxed, so the header stays small, and the packet's size is the report's encoded length plus
+/// IP/UDP (`docs/media.md`, "Adding a controller").
+#[derive(Clone, Debug, PartialEq)]
 pub enum MediaFeedback {
     /// TFRC feedback, as the core produced it.
     Tfrc(tfrc::Feedback),
+    /// An RMCAT controller's RTCP feedback, as the receiver's generator built it.
+    Rmcat(Box<rmcat::FeedbackMessage>),
 }
 
 /// A packet in flight. Agents create them through [`crate::agent::AgentCtx::packet`], which fills

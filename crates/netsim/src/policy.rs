@@ -111,6 +111,29 @@ impl Marking {
     }
 }
 
+/// Whether a sending host sets ECT (ECN-capable transport, RFC 3168) on its agent's packets.
+/// NS-2 sets it in the agent (`ecn_`): TCP and TFRC mark every data packet, retransmissions
+/// included, and never a TCP SYN, an ACK or a TFRC feedback; so does [`EcnCapability::Data`],
+/// on the packets that carry payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnCapability {
+    /// Not ECN-capable (NS-2's default).
+    #[default]
+    NotEct,
+    /// Every packet with payload is ECT.
+    Data,
+}
+
+impl EcnCapability {
+    /// Apply to a packet leaving the agent.
+    #[inline]
+    pub(crate) fn apply(self, pkt: &mut Packet) {
+        if self == EcnCapability::Data && pkt.payload > 0 {
+            pkt.ect = true;
+        }
+    }
+}
+
 /// Per-packet processing cost of protection: a protected packet enters the network `seal`
 /// after its agent sends it and reaches its destination agent `open` after it arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

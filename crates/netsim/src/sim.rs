@@ -22,7 +22,7 @@ use crate::agents::AnyAgent;
 use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
-use crate::policy::{HostStage, Marking, NodePolicy};
+use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy};
 use crate::queue::Slot;
 use crate::routing::Routes;
 pub(crate) use crate::sched::Key;
@@ -179,6 +179,8 @@ pub(crate) struct AgentSlot {
     pub sampled: bool,
     /// How the host marks the packets this agent sends.
     pub marking: Marking,
+    /// Whether the host sets ECT on them.
+    pub ecn: EcnCapability,
     /// Packets this agent sent, being processed before they enter the network.
     pub egress: HostStage,
     /// Packets for this agent, being processed before it gets them.
@@ -744,6 +746,7 @@ impl<M: Metering> Simulator<M> {
         let slot = &self.agents[idx];
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
+        slot.ecn.apply(pkt);
         let (node, d) = (slot.node, dir_index(slot.dir));
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
         let meter = M::FLOWS && metered(pkt);
@@ -851,6 +854,9 @@ impl<M: Metering> Simulator<M> {
             f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
                 f.rec[d].on_exposed(self.now);
+            }
+            if pkt.ce {
+                f.rec[d].on_marked(self.now);
             }
         }
         self.call_agent(idx, |a, ctx| a.on_packet(&pkt, ctx));

@@ -266,6 +266,9 @@ pub struct FlowRecorder {
     pub drops: [u64; 5],
     /// Delivered packets that crossed an untrusted node unprotected (E6).
     pub exposed: u64,
+    /// Delivered packets carrying an ECN-CE mark (set by an AQM that marked instead of
+    /// dropping).
+    pub marked: u64,
     /// Delay and jitter of the packets delivered in the window.
     pub delay: DelayStats,
     /// First and last delivery times in the window.
@@ -293,6 +296,7 @@ impl FlowRecorder {
             delivered_payload: 0,
             drops: [0; 5],
             exposed: 0,
+            marked: 0,
             delay: DelayStats::default(),
             first_delivery: None,
             last_delivery: None,
@@ -376,6 +380,13 @@ impl FlowRecorder {
     pub fn on_exposed(&mut self, now: Time) {
         if self.cfg.in_window(now) {
             self.exposed += 1;
+        }
+    }
+
+    /// A delivered packet carried an ECN-CE mark.
+    pub fn on_marked(&mut self, now: Time) {
+        if self.cfg.in_window(now) {
+            self.marked += 1;
         }
     }
 

@@ -534,6 +534,10 @@ impl Ns2TraceReader {
                 if let Some(sent) = self.in_flight.remove(&l.uid) {
                     totals.delivered += 1;
                     rec.on_delivered(l.time, sent, l.size, payload);
+                    // Flag 5 of 7 is NS-2's `E`: congestion experienced (ns2-reference §5).
+                    if l.flags.as_bytes().get(4) == Some(&b'E') {
+                        rec.on_marked(l.time);
+                    }
                 }
             }
             // Only packets seen leaving the source count, as for deliveries.
@@ -675,6 +679,29 @@ v 0.03 eval {set sim_annotation {x}}
                 delivered: 1
             }]
         );
+    }
+
+    /// A delivery whose flags carry NS-2's `E` (congestion experienced, the fifth flag) is a
+    /// marked packet; `N` alone (ECN-capable) is not.
+    #[test]
+    fn reader_counts_ce_marks() {
+        let trace = "\
++ 0 0 1 tcpFriend 1032 ------N 1 0.0 1.0 0 0
++ 0.001 0 1 tcpFriend 1032 ------N 1 0.0 1.0 1 1
+r 0.01 0 1 tcpFriend 1032 ----E-N 1 0.0 1.0 0 0
+r 0.011 0 1 tcpFriend 1032 ------N 1 0.0 1.0 1 1
+";
+        let mut r = Ns2TraceReader::new(
+            &[Ns2Flow {
+                fid: 1,
+                src: 0,
+                dst: 1,
+            }],
+            &StatsConfig::default(),
+        );
+        r.feed_reader(trace.as_bytes()).unwrap();
+        let rec = &r.recorders()[0];
+        assert_eq!((rec.delivered_packets, rec.marked), (2, 1));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //!
 //! The claim is seed 002's operational "friendly": Jain's index of the TFRC and the TCP flow's
 //! throughput at least 0.9, per seed, with a 95% CI over the seeds.
+//!
+//! A second part runs the rest of the TFRC family the seeds cite or leave out — TFRC-SP,
+//! MulTFRC, TFRC with ECN — and answers issue 31's questions with confidence intervals
+//! (`crate::family`).
 
 use std::time::Duration;
 
@@ -189,11 +193,12 @@ impl Paper for Beyond {
     }
 
     fn title(&self) -> &'static str {
-        "Beyond the seeds: seed 002's and seed 004's TFRC-vs-TCP friendliness against newer TCPs"
+        "Beyond the seeds: TFRC-vs-TCP friendliness against newer TCPs, and the rest of the \
+         TFRC family (TFRC-SP, Faster Restart, MulTFRC, ECN)"
     }
 
     fn experiments(&self, budget: &Budget) -> Result<Vec<Experiment>, String> {
-        Ok(SETTINGS
+        let mut out: Vec<Experiment> = SETTINGS
             .iter()
             .map(|&(id, file, _, tcp, secs, _, window)| {
                 let d = budget.duration(secs.0, secs.1);
@@ -217,7 +222,18 @@ impl Paper for Beyond {
                     .fold(Experiment::new(id, file), Experiment::config)
                     .start_offset_max(Duration::from_secs(1))
             })
-            .collect())
+            .collect();
+        out.extend(crate::family::experiments(budget));
+        Ok(out)
+    }
+
+    fn measure(
+        &self,
+        experiment: &Experiment,
+        scenario: &scenario::Scenario,
+        run: &lab::runner::RunOutput,
+    ) -> Vec<lab::sweep::MetricValue> {
+        crate::family::measure(experiment, scenario, run)
     }
 
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String> {
@@ -295,11 +311,14 @@ impl Paper for Beyond {
             }
             sections.push(section);
         }
+        let (family_claims, family_sections) = crate::family::report(results, budget)?;
+        claims.extend(family_claims);
+        sections.extend(family_sections);
         let names: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.id).collect();
         Ok(PaperReport {
             summary: format!(
                 "TFRC's friendliness to TCP {} on seed 002's and seed 004's networks \
-                 (Jain's index ≥ {FAIR_JAIN})",
+                 (Jain's index ≥ {FAIR_JAIN}); TFRC-SP, Faster Restart, MulTFRC and ECN against TCP",
                 names.join(", ")
             ),
             intro: vec![
@@ -314,6 +333,12 @@ impl Paper for Beyond {
                      and TCP ran in separate runs in the paper; here one TFRC and one TCP flow \
                      share its topology (scenarios/seeds/seed-004/tfrc-vs-tcp.toml)."
                 ),
+                "The second part puts the rest of the TFRC family on the lab's networks (issue \
+                 31): TFRC-SP (RFC 4828) against TCP at random packet loss, Faster Restart for \
+                 an on-off source beside TCP, MulTFRC with N = 1 and 2 beside two TCPs, and \
+                 TFRC with and without ECN at a marking RED queue \
+                 (scenarios/seeds/family/)."
+                    .into(),
             ],
             claims,
             sections,
@@ -328,8 +353,8 @@ mod tests {
     #[test]
     fn every_variant_runs_in_every_setting() {
         let ex = Beyond.experiments(&Budget::full(2)).unwrap();
-        assert_eq!(ex.len(), SETTINGS.len());
-        for e in &ex {
+        assert_eq!(ex.len(), SETTINGS.len() + 4);
+        for e in &ex[..SETTINGS.len()] {
             let ids: Vec<&str> = e.configs.iter().map(|c| c.id.as_str()).collect();
             let want: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.id).collect();
             assert_eq!(ids, want);

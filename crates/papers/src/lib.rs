@@ -31,6 +31,7 @@
 
 pub mod beyond;
 pub mod claims;
+mod family;
 pub mod printed;
 pub mod rfc8867;
 pub mod seed000;

@@ -247,8 +247,18 @@ pub fn plan(s: &Scenario) -> Result<Plan, Refusals> {
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                app_on_off,
                 variants,
             } => {
+                if app_on_off.is_some() {
+                    refuse(
+                        what.clone(),
+                        "its on-off application (app_on/app_off) exists only in the simulator; \
+                         `tfrclab send` has no on-off source",
+                        "the flow without app_on and app_off",
+                    );
+                    continue;
+                }
                 if wire <= TFRC_UDP_OVERHEAD {
                     refuse(
                         what.clone(),

@@ -206,6 +206,19 @@ impl Controller {
         }
     }
 
+    /// The controller's latest round-trip estimate (SCReAM's smoothed RTT; NADA's and GCC's
+    /// latest sample), if it has one.
+    pub fn rtt(&self) -> Option<Duration> {
+        match self {
+            Controller::Nada(c) => c.state().rtt,
+            Controller::Scream(c) => c
+                .state()
+                .s_rtt
+                .and_then(|r| Duration::try_from_secs_f64(r).ok()),
+            Controller::Gcc(c) => c.rtt(),
+        }
+    }
+
     /// Bytes sent and not yet reported.
     pub fn in_flight_bytes(&self) -> u64 {
         match self {

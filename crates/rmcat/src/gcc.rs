@@ -363,7 +363,7 @@ impl Gcc {
         self.loss_count.1 += (d.packets.len() - received.len()) as u64;
         received.sort_by_key(|p| p.seq);
         for p in received {
-            self.on_arrival(now, p);
+            self.on_arrival(p);
         }
         // §6: one loss-based update per report, over at least loss_min_packets packets.
         let (got, lost) = self.loss_count;
@@ -381,7 +381,7 @@ impl Gcc {
         self.update_rate(now);
     }
 
-    fn on_arrival(&mut self, now: Time, p: &Resolved) {
+    fn on_arrival(&mut self, p: &Resolved) {
         let arrival = p.arrival.unwrap_or(0);
         self.arrivals.push_back((arrival, p.size));
         let window = self.c.rate_window.as_nanos() as i64;
@@ -426,13 +426,13 @@ impl Gcc {
                         last_arrival: arrival,
                         size: u64::from(p.size),
                     };
-                    self.group_complete(now, done);
+                    self.group_complete(done);
                 }
             }
         }
     }
 
-    fn group_complete(&mut self, now: Time, g: Group) {
+    fn group_complete(&mut self, g: Group) {
         if let Some(prev) = self.prev {
             let dep = g.last_sent.as_nanos() as i64 - prev.last_sent.as_nanos() as i64;
             let arr = g.last_arrival - prev.last_arrival;
@@ -445,7 +445,14 @@ impl Gcc {
             }
             let f_max = self.group_rates.iter().copied().fold(0.0, f64::max);
             let m = self.kalman.update(d_ms, f_max, &self.c);
-            self.detector.update(now, m, &self.c);
+            // §5.4 runs the detector at each group's arrival, in the receiver's clock: its
+            // overuse_time_th and the threshold's time step are arrival-time spans. The
+            // feedback's arrival (`now`) would lump a report's groups into one instant: the
+            // first group's step spans the whole report interval (K_u · 100 ms = 1 snaps the
+            // threshold onto |m|) and the rest have none, so over-use is never sustained
+            // under frame-burst noise (lab/tests/media_rmcat.rs: a 242-ms standing queue).
+            let at = Time::from_nanos(u64::try_from(g.last_arrival).unwrap_or(0));
+            self.detector.update(at, m, &self.c);
             self.deltas += 1;
         }
         self.prev = Some(g);
@@ -521,6 +528,11 @@ impl Gcc {
     /// Bytes in flight.
     pub fn in_flight_bytes(&self) -> u64 {
         self.history.in_flight_bytes()
+    }
+
+    /// The latest round-trip sample (from the feedback of the newest packet reported).
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
     }
 
     /// A snapshot of GCC's state.

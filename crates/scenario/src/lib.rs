@@ -382,6 +382,10 @@ pub struct Flow {
     pub stop: Duration,
     /// `packet_size`: payload bytes (tcp and tfrc default 1000, udp 210).
     pub packet_size: u32,
+    /// `ecn` (tfrc flows; default false): the data packets are ECN-capable (NS-2's `ecn_`), so
+    /// a RED queue with `setbit` marks them instead of dropping them early, and the receiver
+    /// counts each mark as a loss (RFC 5348 §5.1).
+    pub ecn: bool,
     /// Kind and kind-specific settings.
     pub kind: FlowKind,
     /// `real`: what runs the flow on a real network (`tfrclab validate --real`): for TCP the
@@ -404,6 +408,9 @@ pub enum FlowKind {
         window_init: u32,
         /// `delayed_ack`: TCPSink/DelAck (default false).
         delayed_ack: bool,
+        /// `overhead`: NS-2's `overhead_`, each send delayed by a uniform random time below it
+        /// (default 0: off), the remedy for phase effects (docs/phase-effects.md).
+        overhead: Duration,
         /// `[flows.on_off]`: short transfers separated by idle periods instead of one
         /// always-backlogged transfer (RFC 8867 §5.7's short TCP flows).
         on_off: Option<OnOff>,
@@ -423,6 +430,9 @@ pub enum FlowKind {
         profile: TfrcProfile,
         /// `app_rate`: a CBR application feeding the sender, bit/s; None: always has data.
         app_rate_bps: Option<f64>,
+        /// `app_on`, `app_off`: the application is on for the first, silent for the second,
+        /// and so on from the flow's start (an on-off source); None: always on.
+        app_on_off: Option<(Duration, Duration)>,
         /// `variants`: seed-paper variants applied to the profile (validated against the
         /// catalogue `tfrc::variants`, in file order; empty: the plain profile).
         variants: Vec<tfrc::variants::VariantChoice>,
@@ -454,13 +464,27 @@ pub enum MediaController {
         /// `variants`, as on a TFRC flow.
         variants: Vec<tfrc::variants::VariantChoice>,
     },
+    /// `controller = "nada"`: NADA (RFC 8698) with its reference parameters, from RFC 8888
+    /// feedback; `packet_size` is the media packets' largest payload.
+    Nada,
+    /// `controller = "scream"`: SCReAM version 1 (RFC 8298), from RFC 8888 feedback.
+    Scream,
+    /// `controller = "gcc"`: Google Congestion Control (draft-ietf-rmcat-gcc-02), from
+    /// transport-wide feedback.
+    Gcc,
 }
 
 impl MediaController {
+    /// The names `controller` accepts.
+    pub const NAMES: [&'static str; 4] = ["tfrc", "nada", "scream", "gcc"];
+
     /// The name used in the scenario file and in reports.
     pub fn name(&self) -> &'static str {
         match self {
             MediaController::Tfrc { .. } => "tfrc",
+            MediaController::Nada => "nada",
+            MediaController::Scream => "scream",
+            MediaController::Gcc => "gcc",
         }
     }
 }
@@ -601,6 +625,9 @@ pub struct Tolerances {
     pub loss: f64,
     /// …or absolute (default 0.005), whichever is larger.
     pub loss_abs: f64,
+    /// Mark rate (marked / received packets) of a flow whose packets were marked, relative
+    /// (default 0.25), or absolute `loss_abs`, whichever is larger.
+    pub marks: f64,
     /// `seeds`: run both simulators with each of these seeds and compare the means (for
     /// random scenarios whose single runs are too noisy for the tolerances); empty (the
     /// default) means the scenario's own seed.
@@ -622,6 +649,7 @@ impl Default for Tolerances {
             delay: 0.10,
             loss: 0.25,
             loss_abs: 0.005,
+            marks: 0.25,
             seeds: Vec::new(),
             start_jitter: Duration::ZERO,
             why: None,

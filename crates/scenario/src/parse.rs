@@ -609,6 +609,7 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
                 (&mut t.delay, &v.delay),
                 (&mut t.loss, &v.loss),
                 (&mut t.loss_abs, &v.loss_abs),
+                (&mut t.marks, &v.marks),
             ] {
                 if let Some(x) = value {
                     if *x.get_ref() >= 0.0 && x.get_ref().is_finite() {
@@ -767,6 +768,9 @@ fn real_settings(
 }
 
 fn known_nodes(nodes: &NodeTable) -> String {
+    if nodes.names.is_empty() {
+        return "a node that a [[links]] entry connects (this file has no links yet)".into();
+    }
     let mut names: Vec<&str> = nodes.names.iter().map(String::as_str).collect();
     let more = names.len() > 20;
     names.truncate(20);
@@ -1782,8 +1786,9 @@ fn flow_spec(
         return None;
     }
     // Keys that belong to one kind only: name them when used on another.
-    let owned: [(&str, Option<Range<usize>>, &str); 13] = [
+    let owned: [(&str, Option<Range<usize>>, &str); 16] = [
         ("variant", f.variant.as_ref().map(|v| v.span()), "tcp"),
+        ("overhead", f.overhead.as_ref().map(|v| v.span()), "tcp"),
         ("window", f.window.as_ref().map(|v| v.span()), "tcp"),
         (
             "window_init",
@@ -1797,6 +1802,8 @@ fn flow_spec(
             "udp",
         ),
         ("app_rate", f.app_rate.as_ref().map(|v| v.span()), "tfrc"),
+        ("app_on", f.app_on.as_ref().map(|v| v.span()), "tfrc"),
+        ("app_off", f.app_off.as_ref().map(|v| v.span()), "tfrc"),
         ("variants", f.variants.as_ref().map(|v| v.span()), "tfrc"),
         ("delayed_ack", None, "tcp"),
         ("on_off", f.on_off.as_ref().map(|v| v.span()), "tcp"),
@@ -1851,6 +1858,28 @@ fn flow_spec(
             format!("`delayed_ack` is a tcp key, but flow \"{name}\" has kind = \"{kind_name}\""),
             format!("only keys that apply to {kind_name} flows"),
         );
+    }
+    if let Some(e) = &f.ecn {
+        match kind_name {
+            "tfrc" => {}
+            "tcp" if !*e.get_ref() => {}
+            "tcp" => cx.err(
+                e.span(),
+                format!(
+                    "flow \"{name}\": ecn = true on a tcp flow; the TCP agents do not yet echo or \
+                     answer ECN marks (issue 31), so a marking queue would get no response"
+                ),
+                "ecn on tfrc flows (or ecn = false)".to_string(),
+            ),
+            _ => cx.err(
+                e.span(),
+                format!(
+                    "`ecn` is a tfrc key, but flow \"{name}\" has kind = \"{kind_name}\" \
+                     (NS-2's UDP agent is never ECN-capable)"
+                ),
+                format!("only keys that apply to {kind_name} flows"),
+            ),
+        }
     }
     if f.random.is_some() && kind_name != "udp" {
         cx.err(
@@ -2032,6 +2061,31 @@ fn flow_spec(
                     "delayed_ack = false (or omitted) with variant = \"cubic\"".to_string(),
                 );
             }
+            let overhead = match &f.overhead {
+                Some(o) => cx.duration(o, "overhead")?,
+                None => Duration::ZERO,
+            };
+            if let (Some(o), TcpVariant::Cubic(_) | TcpVariant::Linux(_)) = (&f.overhead, variant) {
+                if !overhead.is_zero() {
+                    let (v, model) = match variant {
+                        TcpVariant::Linux(LinuxCc::Reno) => {
+                            ("reno\" and profile = \"linux", "the Linux model")
+                        }
+                        TcpVariant::Linux(LinuxCc::Cubic) => {
+                            ("cubic\" and profile = \"linux", "the Linux model")
+                        }
+                        _ => ("cubic", "its Agent/TCP/Linux"),
+                    };
+                    cx.err(
+                        o.span(),
+                        format!(
+                            "flow \"{name}\": overhead with variant = \"{v}\"; the send-time \
+                             jitter is modelled for NS-2's one-way TCPs, not {model}"
+                        ),
+                        "a tahoe, reno, newreno or sack flow, or no overhead".to_string(),
+                    );
+                }
+            }
             let on_off = f.on_off.as_ref().and_then(|o| on_off_spec(cx, o));
             if let (Some(o), TcpVariant::Cubic(_) | TcpVariant::Linux(_)) = (&f.on_off, variant) {
                 cx.err(
@@ -2057,6 +2111,7 @@ fn flow_spec(
                 window,
                 window_init,
                 delayed_ack,
+                overhead,
                 on_off,
             }
         }
@@ -2081,9 +2136,43 @@ fn flow_spec(
                 Some(r) => Some(cx.bandwidth(r, "app_rate")?),
                 None => None,
             };
+            let app_on_off = match (&f.app_on, &f.app_off) {
+                (None, None) => None,
+                (Some(on), Some(off)) => {
+                    let on_d = cx.duration(on, "app_on")?;
+                    let off_d = cx.duration(off, "app_off")?;
+                    if app_rate_bps.is_none() {
+                        cx.err(
+                            on.span(),
+                            format!(
+                                "flow \"{name}\": app_on/app_off switch the CBR application, but \
+                                 the flow has no app_rate (it always has data)"
+                            ),
+                            "app_rate = \"...\" with app_on and app_off".to_string(),
+                        );
+                    }
+                    if on_d.is_zero() {
+                        cx.err(
+                            on.span(),
+                            format!("flow \"{name}\": app_on must be longer than 0"),
+                            "a positive duration, e.g. \"2s\"".to_string(),
+                        );
+                    }
+                    Some((on_d, off_d))
+                }
+                (Some(k), None) | (None, Some(k)) => {
+                    cx.err(
+                        k.span(),
+                        format!("flow \"{name}\": app_on and app_off come together"),
+                        "both app_on and app_off".to_string(),
+                    );
+                    None
+                }
+            };
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                app_on_off,
                 variants,
             }
         }
@@ -2124,6 +2213,7 @@ fn flow_spec(
         start,
         stop,
         packet_size,
+        ecn: f.ecn.as_ref().is_some_and(|e| *e.get_ref()),
         kind,
         real,
     })
@@ -2179,11 +2269,39 @@ fn media_spec(
             let (profile, variants) = tfrc_settings(cx, f, packet_size);
             MediaController::Tfrc { profile, variants }
         }
+        Some((_, name @ ("nada" | "scream" | "gcc"))) => {
+            // `profile` and `variants` configure TFRC; the RMCAT controllers run their
+            // specs' parameters.
+            let tfrc_keys = [
+                ("profile", f.profile.as_ref().map(|v| v.span())),
+                ("variants", f.variants.as_ref().map(|v| v.span())),
+            ];
+            for (key, at) in tfrc_keys {
+                if let Some(at) = at {
+                    cx.err(
+                        at,
+                        format!(
+                            "`{key}` configures TFRC, but this media flow has controller = \"{name}\""
+                        ),
+                        format!("no `{key}`, or controller = \"tfrc\""),
+                    );
+                }
+            }
+            match name {
+                "nada" => MediaController::Nada,
+                "scream" => MediaController::Scream,
+                _ => MediaController::Gcc,
+            }
+        }
         Some((span, other)) => {
+            let names: Vec<String> = MediaController::NAMES
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect();
             cx.err(
                 span,
                 format!("unknown media controller \"{other}\""),
-                "\"tfrc\"".to_string(),
+                names.join(", "),
             );
             return None;
         }

@@ -204,6 +204,7 @@ pub struct RawFlow {
     pub window: Option<Spanned<i64>>,
     pub window_init: Option<Spanned<i64>>,
     pub delayed_ack: Option<bool>,
+    pub overhead: Option<Spanned<Value>>,
     // udp
     pub rate: Option<Spanned<Value>>,
     pub random: Option<bool>,
@@ -211,8 +212,14 @@ pub struct RawFlow {
     // tfrc
     pub profile: Option<Spanned<String>>,
     pub app_rate: Option<Spanned<Value>>,
+    /// With `app_rate`: the application is on for this long, then off for `app_off`, and so on.
+    pub app_on: Option<Spanned<Value>>,
+    pub app_off: Option<Spanned<Value>>,
     /// Seed-paper variants, `"name"` or `"name:param=value,..."` (`tfrc::variants`).
     pub variants: Option<Spanned<Vec<Spanned<String>>>>,
+    // tfrc and tcp
+    /// ECN-capable transport (NS-2's `ecn_`).
+    pub ecn: Option<Spanned<bool>>,
     /// What runs this flow on a real network (`tfrclab validate --real`).
     pub real: Option<Spanned<String>>,
     // media
@@ -286,6 +293,7 @@ pub struct RawValidate {
     pub delay: Option<Spanned<f64>>,
     pub loss: Option<Spanned<f64>>,
     pub loss_abs: Option<Spanned<f64>>,
+    pub marks: Option<Spanned<f64>>,
     pub seeds: Option<Spanned<Vec<Spanned<i64>>>>,
     pub start_jitter: Option<Spanned<Value>>,
     pub why: Option<String>,

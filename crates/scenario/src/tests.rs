@@ -64,6 +64,7 @@ fn good_scenario_parses_with_units() {
         FlowKind::Tfrc {
             profile: TfrcProfile::Ns2,
             app_rate_bps: None,
+            app_on_off: None,
             ref variants,
         } if variants.is_empty()
     ));
@@ -871,6 +872,43 @@ fn max_events_is_a_positive_budget() {
     );
 }
 
+/// `ecn` on a TFRC flow sets `Flow::ecn`; on a TCP flow `ecn = true` is refused (its agents
+/// do not answer marks yet), on a UDP flow the key is refused.
+#[test]
+fn ecn_key() {
+    let t = with_tfrc_line("ecn = true");
+    let s = Scenario::parse("ecn.toml", &t).unwrap();
+    assert!(s.flows[0].ecn);
+    assert!(!s.flows[1].ecn);
+    let s = Scenario::parse("ecn.toml", GOOD).unwrap();
+    assert!(!s.flows[0].ecn);
+    let t = GOOD.replace("window = 100", "window = 100\necn = true");
+    one_at(&t, "true", "ecn = true on a tcp flow", "ecn on tfrc flows");
+    let t = GOOD.replace("window = 100", "window = 100\necn = false");
+    assert!(Scenario::parse("ecn.toml", &t).is_ok());
+}
+
+/// `app_on`/`app_off`: an on-off application on a TFRC flow with `app_rate`; both or
+/// neither, and only with an application.
+#[test]
+fn app_on_off_keys() {
+    let t = with_tfrc_line("app_rate = \"1Mb\"\napp_on = \"2s\"\napp_off = \"3s\"");
+    let s = Scenario::parse("onoff.toml", &t).unwrap();
+    assert!(matches!(
+        s.flows[0].kind,
+        FlowKind::Tfrc {
+            app_on_off: Some((on, off)),
+            ..
+        } if on == Duration::from_secs(2) && off == Duration::from_secs(3)
+    ));
+    let t = with_tfrc_line("app_rate = \"1Mb\"\napp_on = \"2s\"");
+    one_at(&t, "\"2s\"", "app_on and app_off come together", "both");
+    let t = with_tfrc_line("app_on = \"2s\"\napp_off = \"3s\"");
+    one_at(&t, "\"2s\"", "has no app_rate", "app_rate");
+    let t = GOOD.replace("window = 100", "window = 100\napp_on = \"1s\"");
+    one_at(&t, "\"1s\"", "`app_on` is a tfrc key", "tcp");
+}
+
 #[test]
 fn mahimahi_traces_become_steps_and_bad_ones_are_located() {
     let dir = std::env::temp_dir().join(format!("scenario-mahi-{}", std::process::id()));
@@ -1105,4 +1143,52 @@ fn every_problem_of_a_dumbbell_is_reported() {
         assert!(lines.contains(&line_of(&text, needle)), "{needle}: {ps:#?}");
     }
     assert_eq!(ps.len(), 4, "{ps:#?}");
+}
+
+/// `overhead` (NS-2's `overhead_`) is a duration on one-way TCP flows, refused with CUBIC, the
+/// Linux model and on other kinds.
+#[test]
+fn tcp_overhead_parses_and_is_refused_where_not_modelled() {
+    let text = GOOD.replace("window = 100", "window = 100\noverhead = \"3ms\"");
+    let s = Scenario::parse("x/o.toml", &text).unwrap();
+    assert!(matches!(
+        s.flows[1].kind,
+        FlowKind::Tcp { overhead, .. } if overhead == Duration::from_millis(3)
+    ));
+    let bare = GOOD.replace("window = 100", "window = 100\noverhead = 3");
+    one_at(&bare, "3", "has no unit", "\"3ms\"");
+    let cubic = text.replace("variant = \"tahoe\"", "variant = \"cubic\"");
+    one_at(
+        &cubic,
+        "\"3ms\"",
+        "overhead with variant = \"cubic\"",
+        "no overhead",
+    );
+    let linux = text.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"linux\"",
+    );
+    one_at(
+        &linux,
+        "\"3ms\"",
+        "overhead with variant = \"reno\" and profile = \"linux\"",
+        "no overhead",
+    );
+    let tfrc = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\noverhead = \"3ms\"");
+    one_at(&tfrc, "\"3ms\"", "`overhead` is a tcp key", "tfrc flows");
+}
+
+/// A flow's unknown node in a file without links says so, instead of an empty list.
+#[test]
+fn unknown_node_without_links_says_there_are_none() {
+    let text = "name = \"x\"\nduration = \"1s\"\n\n[[flows]]\nname = \"f\"\nkind = \"tcp\"\nfrom = \"a\"\nto = \"b\"\n";
+    let ps = problems(text);
+    let p = ps
+        .iter()
+        .find(|p| p.message.contains("unknown node \"a\""))
+        .expect("a");
+    assert!(
+        p.expected.as_deref().unwrap_or("").contains("no links yet"),
+        "{p:#?}"
+    );
 }

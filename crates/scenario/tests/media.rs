@@ -125,6 +125,29 @@ interval_noise = 0
 const FLOW: &str = "[[flows]]\nname = \"v\"\nkind = \"media\"\nfrom = \"s\"\nto = \"d\"\n";
 
 #[test]
+fn the_rmcat_controllers_are_named() {
+    for (name, want) in [
+        ("nada", MediaController::Nada),
+        ("scream", MediaController::Scream),
+        ("gcc", MediaController::Gcc),
+    ] {
+        let s =
+            Scenario::parse("m.toml", &with(&format!("{FLOW}controller = \"{name}\"\n"))).unwrap();
+        let FlowKind::Media { controller, .. } = &s.flows[0].kind else {
+            panic!()
+        };
+        assert_eq!(controller, &want);
+        assert_eq!(controller.name(), name);
+        assert!(s.flows[0].variants().is_empty());
+    }
+    // The error lists every name.
+    let (_, _, exp) = problem(&with(&format!("{FLOW}controller = \"x\"\n")), "m.toml");
+    for name in MediaController::NAMES {
+        assert!(exp.contains(&format!("\"{name}\"")), "{exp}");
+    }
+}
+
+#[test]
 fn a_zero_deadline_is_an_error_at_its_line() {
     let text = with(&format!("{FLOW}deadline = 0\n"));
     let (line, msg, exp) = problem(&text, "m.toml");
@@ -213,6 +236,16 @@ fn keys_of_the_other_model_or_kind_are_refused() {
             format!("{FLOW}controller = \"gcc2\"\n"),
             "controller = ",
             "unknown media controller \"gcc2\"",
+        ),
+        (
+            format!("{FLOW}controller = \"nada\"\nprofile = \"ns2\"\n"),
+            "profile = ",
+            "`profile` configures TFRC, but this media flow has controller = \"nada\"",
+        ),
+        (
+            format!("{FLOW}controller = \"gcc\"\nvariants = [\"adaptive-rtt\"]\n"),
+            "variants = ",
+            "`variants` configures TFRC, but this media flow has controller = \"gcc\"",
         ),
         (
             format!("{FLOW}[flows.source]\nkey_ratio = 50\n"),

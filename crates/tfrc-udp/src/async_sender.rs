@@ -152,6 +152,10 @@ impl AsyncSender {
             }
             d.wait().await;
         }
+        // As the thread sender: ECN-capable data once both ends agreed.
+        if d.eng.ecn() {
+            let _ = sys::set_ecn_capable(&d.std);
+        }
         let (msgs, mut rx) = mpsc::channel::<Vec<u8>>(opts.queue.max(1));
         let (rate_tx, rate) = watch::channel(0.0f64);
         let task = tokio::spawn(async move {

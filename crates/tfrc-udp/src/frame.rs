@@ -260,7 +260,7 @@ impl Mode {
 /// The body of a HELLO (version 3):
 ///
 /// ```text
-/// 0 version | 1 mode | 2 profile | 3 0 | 4..8 segment size | 8..16 clock tag
+/// 0 version | 1 mode | 2 profile | 3 flags | 4..8 segment size | 8..16 clock tag
 /// | u16 V | V bytes of variants | u16 T | T bytes of token | u16 N | N bytes of Noise message
 /// | zeros up to MIN_HELLO_DATAGRAM
 /// ```
@@ -283,7 +283,14 @@ pub struct Hello {
     pub token: Vec<u8>,
     /// Noise mode, with a token: the initiator's first handshake message.
     pub noise: Vec<u8>,
+    /// The sender asks for ECN (RFC 3168): it will send its data ECN-capable (ECT(0)) if the
+    /// receiver agrees, and the receiver counts a Congestion Experienced mark as a loss event
+    /// (RFC 5348 §5.1). Flag 0x01 of byte 3, inside the Noise prologue.
+    pub ecn: bool,
 }
+
+/// HELLO flag (byte 3): the sender asks for ECN.
+const HELLO_ECN: u8 = 0x01;
 
 /// The text form of a variant list in a HELLO: `name[:param=value,...]` choices joined by
 /// `;`, values in Rust's shortest round-trip form, so that the receiver parses back exactly the
@@ -318,6 +325,7 @@ pub fn encode_hello(h: &Hello) -> Option<Vec<u8>> {
     b[0] = HELLO_VERSION;
     b[1] = h.mode.code();
     b[2] = profile_code(h.profile);
+    b[3] = if h.ecn { HELLO_ECN } else { 0 };
     b[4..8].copy_from_slice(&h.segment_size.to_be_bytes());
     b[8..16].copy_from_slice(&h.clock_tag.to_be_bytes());
     for part in [t.as_bytes(), &h.token, &h.noise] {
@@ -370,7 +378,7 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
     if b.len() < HELLO_LEN {
         return Err(FrameError::Truncated);
     }
-    if b[0] != HELLO_VERSION || b[3] != 0 {
+    if b[0] != HELLO_VERSION || b[3] & !HELLO_ECN != 0 {
         return Err(FrameError::Reserved);
     }
     let mode = Mode::from_code(b[1]).ok_or(FrameError::BadField)?;
@@ -412,6 +420,7 @@ pub fn decode_hello(b: &[u8]) -> Result<Hello, FrameError> {
         variants,
         token: token.to_vec(),
         noise: noise.to_vec(),
+        ecn: b[3] & HELLO_ECN != 0,
     })
 }
 
@@ -434,6 +443,8 @@ const ACK_REFUSED: u8 = 0x02;
 const ACK_SAME_CLOCK: u8 = 0x04;
 const ACK_NOISE: u8 = 0x08;
 const ACK_NOISE_NN: u8 = 0x10;
+/// HELLO_ACK flag: the receiver agreed to ECN (the HELLO asked for it and it reads the marks).
+const ACK_ECN: u8 = 0x20;
 
 /// The body of a HELLO_ACK.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -446,17 +457,20 @@ pub struct HelloAck<'a> {
     pub same_clock: bool,
     /// Noise: the responder's handshake answer; RSA: the PKCS#1 DER public key; else empty.
     pub payload: &'a [u8],
+    /// The receiver agreed to ECN: the sender may send its data ECT(0).
+    pub ecn: bool,
 }
 
 /// Encode a HELLO_ACK body.
-pub fn encode_hello_ack(mode: Mode, same_clock: bool, payload: &[u8]) -> Vec<u8> {
+pub fn encode_hello_ack(mode: Mode, same_clock: bool, ecn: bool, payload: &[u8]) -> Vec<u8> {
     let mut b = vec![0u8; HELLO_ACK_LEN];
     b[0] = match mode {
         Mode::Plain => 0,
         Mode::Noise => ACK_NOISE,
         Mode::RsaUnauthenticated => ACK_RSA,
         Mode::NoiseUnauthenticated => ACK_NOISE_NN,
-    } | if same_clock { ACK_SAME_CLOCK } else { 0 };
+    } | if same_clock { ACK_SAME_CLOCK } else { 0 }
+        | if ecn { ACK_ECN } else { 0 };
     b.extend_from_slice(payload);
     b
 }
@@ -472,7 +486,7 @@ pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
         return Err(FrameError::Truncated);
     }
     let f = b[0];
-    if f & !(ACK_RSA | ACK_REFUSED | ACK_SAME_CLOCK | ACK_NOISE | ACK_NOISE_NN) != 0
+    if f & !(ACK_RSA | ACK_REFUSED | ACK_SAME_CLOCK | ACK_NOISE | ACK_NOISE_NN | ACK_ECN) != 0
         || b[1..4] != [0, 0, 0]
     {
         return Err(FrameError::Reserved);
@@ -486,7 +500,9 @@ pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
         ACK_NOISE_NN => Mode::NoiseUnauthenticated,
         _ => return Err(FrameError::BadField),
     };
-    if refused && (mode != Mode::Plain || !payload.is_empty() || f & ACK_SAME_CLOCK != 0) {
+    if refused
+        && (mode != Mode::Plain || !payload.is_empty() || f & (ACK_SAME_CLOCK | ACK_ECN) != 0)
+    {
         return Err(FrameError::BadField);
     }
     if payload.len() > MAX_KEY_DER || (mode == Mode::Plain) != payload.is_empty() {
@@ -497,6 +513,7 @@ pub fn decode_hello_ack(b: &[u8]) -> Result<HelloAck<'_>, FrameError> {
         refused,
         same_clock: f & ACK_SAME_CLOCK != 0,
         payload,
+        ecn: f & ACK_ECN != 0,
     })
 }
 
@@ -533,6 +550,7 @@ mod tests {
             variants,
             token: vec![7; tfrc_protect::TOKEN_LEN],
             noise: vec![1; tfrc_protect::noise::FIRST_MESSAGE_LEN],
+            ecn: true,
         }
     }
 
@@ -596,16 +614,19 @@ mod tests {
 
     #[test]
     fn hello_ack_and_retry() {
-        let ack = encode_hello_ack(Mode::Noise, true, b"reply");
-        assert_eq!(
-            decode_hello_ack(&ack),
-            Ok(HelloAck {
-                mode: Mode::Noise,
-                refused: false,
-                same_clock: true,
-                payload: b"reply"
-            })
-        );
+        for ecn in [false, true] {
+            let ack = encode_hello_ack(Mode::Noise, true, ecn, b"reply");
+            assert_eq!(
+                decode_hello_ack(&ack),
+                Ok(HelloAck {
+                    mode: Mode::Noise,
+                    refused: false,
+                    same_clock: true,
+                    payload: b"reply",
+                    ecn,
+                })
+            );
+        }
         let no = encode_hello_refused();
         assert_eq!(no.len(), HELLO_ACK_LEN);
         assert!(decode_hello_ack(&no).unwrap().refused);
@@ -613,12 +634,12 @@ mod tests {
         bad.push(1);
         assert_eq!(decode_hello_ack(&bad), Err(FrameError::BadField));
         assert_eq!(
-            decode_hello_ack(&encode_hello_ack(Mode::Noise, false, b"")),
+            decode_hello_ack(&encode_hello_ack(Mode::Noise, false, false, b"")),
             Err(FrameError::BadField),
             "protected without a payload"
         );
         assert_eq!(
-            decode_hello_ack(&encode_hello_ack(Mode::Plain, false, b"k")),
+            decode_hello_ack(&encode_hello_ack(Mode::Plain, false, false, b"k")),
             Err(FrameError::BadField)
         );
         assert_eq!(

@@ -45,6 +45,7 @@ pub fn receiver(input: &[u8]) {
         variants: Vec::new(),
         token: Vec::new(),
         noise: Vec::new(),
+        ecn: false,
     };
     let key = SessionKey::from_bytes([9; 32]);
     let mut sealer = Sealer::new(&key, Channel::Data);

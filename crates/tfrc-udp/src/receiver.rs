@@ -80,6 +80,10 @@ pub struct ReceiverOptions {
     /// `allowed_senders`, only listed senders can open one. None: serve until
     /// [`Receiver::shutdown`].
     pub sessions: Option<u64>,
+    /// Agree to ECN when a sender asks for it: the receiver reads each datagram's ECN field
+    /// and counts a Congestion Experienced mark as a loss event (RFC 5348 §5.1). On by default;
+    /// [`Receiver::bind`] turns it off when the socket cannot report the field.
+    pub ecn: bool,
 }
 
 impl Default for ReceiverOptions {
@@ -100,6 +104,7 @@ impl Default for ReceiverOptions {
             max_sessions: 64,
             max_sessions_per_address: 4,
             sessions: Some(1),
+            ecn: true,
         }
     }
 }
@@ -242,6 +247,8 @@ struct Session {
     x_recv_fixed: u64,
     /// When a packet was last marked because the application's buffer was full.
     overflow_mark: Option<Time>,
+    /// Data packets that arrived marked CE by the network (an ECN session).
+    ce_marks: u64,
 }
 
 impl Session {
@@ -294,6 +301,7 @@ impl Session {
             last_feedback: None,
             x_recv_fixed: 0,
             overflow_mark: None,
+            ce_marks: 0,
         }
     }
 
@@ -337,6 +345,8 @@ impl Session {
             reordered: self.reordered,
             feedbacks: self.feedbacks,
             app_overflow: self.app_overflow,
+            ecn: self.hello.ecn,
+            ce_marks: self.ce_marks,
             p: st.p,
             loss_events: st.loss_events,
             lost_packets: st.lost_packets,
@@ -503,7 +513,7 @@ impl ReceiverEngine {
     }
 
     /// Process one datagram of `len` bytes (`truncated`: it was longer than the buffer) from
-    /// `from`, which arrived at `now` with IP TTL `ttl`.
+    /// `from`, which arrived at `now` with IP TTL `ttl` and no ECN mark.
     pub fn on_datagram(
         &mut self,
         now: Time,
@@ -511,6 +521,21 @@ impl ReceiverEngine {
         from: SocketAddr,
         ttl: Option<u8>,
         truncated: bool,
+    ) {
+        self.on_datagram_ecn(now, dgram, from, ttl, truncated, false);
+    }
+
+    /// [`on_datagram`](Self::on_datagram) for a datagram that arrived marked Congestion
+    /// Experienced (`ce`; RFC 3168). The mark counts only in a session that agreed to ECN:
+    /// a packet sent not ECN-capable cannot be marked by a router that follows RFC 3168.
+    pub fn on_datagram_ecn(
+        &mut self,
+        now: Time,
+        dgram: &[u8],
+        from: SocketAddr,
+        ttl: Option<u8>,
+        truncated: bool,
+        ce: bool,
     ) {
         if truncated {
             self.drops.truncated += 1;
@@ -539,7 +564,7 @@ impl ReceiverEngine {
         }
         match f.kind {
             Kind::Key => self.on_key(now, f.session, f.body),
-            Kind::Data => self.on_data(now, f.session, dgram, ttl),
+            Kind::Data => self.on_data(now, f.session, dgram, ttl, ce),
             Kind::Fin => self.on_fin(now, f.session, dgram),
             Kind::Hello
             | Kind::HelloAck
@@ -723,9 +748,12 @@ impl ReceiverEngine {
                 return;
             }
         }
-        let mut d = frame::header(Kind::HelloAck, id).to_vec();
-        d.extend_from_slice(&frame::encode_hello_ack(hello.mode, same_clock, &payload));
         let mut hello = hello;
+        hello.ecn = hello.ecn && self.opts.ecn;
+        let mut d = frame::header(Kind::HelloAck, id).to_vec();
+        d.extend_from_slice(&frame::encode_hello_ack(
+            hello.mode, same_clock, hello.ecn, &payload,
+        ));
         hello.token.clear();
         hello.noise.clear();
         let mut s = Session::new(now, id, from, hello, core, prot, same_clock);
@@ -845,7 +873,7 @@ impl ReceiverEngine {
         self.push_out(d, to);
     }
 
-    fn on_data(&mut self, now: Time, id: u64, dgram: &[u8], ttl: Option<u8>) {
+    fn on_data(&mut self, now: Time, id: u64, dgram: &[u8], ttl: Option<u8>, ce: bool) {
         let Some(s) = self.sessions.get_mut(&id) else {
             return;
         };
@@ -936,12 +964,18 @@ impl ReceiverEngine {
         // One mark per RTT is enough: §5.2 makes all the losses and marks of one RTT a single
         // loss event, and fewer marks keep the core's loss record short under a flood.
         let room = self.inbox.lock().has_room(id, payload.len());
-        let ce = !room
+        let overflow = !room
             && s.overflow_mark
                 .is_none_or(|t| now >= t + hdr.rtt.max(Duration::from_millis(1)));
-        if ce {
+        if overflow {
             s.overflow_mark = Some(now);
         }
+        // A router's mark (RFC 3168), in a session that agreed to ECN.
+        let marked = ce && s.hello.ecn;
+        if marked {
+            s.ce_marks += 1;
+        }
+        let ce = overflow || marked;
         s.core.on_data_with(
             now,
             &hdr,
@@ -1255,6 +1289,8 @@ impl Receiver {
         sock.set_nonblocking(true)?;
         sys::set_buffers(&sock, opts.socket_buffer);
         sys::enable_recv_ttl(&sock)?;
+        let mut opts = opts;
+        opts.ecn = opts.ecn && sys::enable_recv_ecn(&sock).is_ok();
         // Without kernel timestamps the arrival time is the read time (less accurate under
         // load), so a failure here is not fatal.
         let _ = sys::enable_rx_timestamps(&sock);
@@ -1415,7 +1451,8 @@ fn run(
                         .unwrap_or(read)
                         .max(last);
                     last = at;
-                    engine.on_datagram(at, &buf[..n], from, m.ttl, m.truncated);
+                    let ce = m.ecn == Some(sys::CE);
+                    engine.on_datagram_ecn(at, &buf[..n], from, m.ttl, m.truncated, ce);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

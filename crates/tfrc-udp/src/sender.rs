@@ -152,6 +152,10 @@ pub struct SenderOptions {
     pub host_queue: HostQueue,
     /// Write one JSON line of sender state per feedback here.
     pub feedback_log: Option<Box<dyn Write + Send>>,
+    /// Ask for ECN (RFC 3168): when the receiver agrees, data packets go out ECN-capable
+    /// (ECT(0)) and a router's Congestion Experienced mark is a loss event at the receiver
+    /// (RFC 5348 §5.1), so the sender slows without a packet being dropped.
+    pub ecn: bool,
 }
 
 impl Default for SenderOptions {
@@ -172,6 +176,7 @@ impl Default for SenderOptions {
             socket_buffer: 4 << 20,
             host_queue: HostQueue::Small,
             feedback_log: None,
+            ecn: false,
         }
     }
 }
@@ -249,6 +254,9 @@ pub struct SenderStats {
     pub smoothness_cov: Option<f64>,
     /// The RTT the handshake measured (given to the core unless `handshake_rtt` is off).
     pub handshake_rtt_s: Option<f64>,
+    /// Both ends agreed to ECN: data packets went out ECT(0).
+    #[serde(default)]
+    pub ecn: bool,
     /// The variants applied to the profile (as the HELLO carried them).
     pub variants: Vec<String>,
     /// How late the sender thread woke for the times it slept towards (send times and
@@ -497,6 +505,7 @@ pub(crate) fn prepare(
         variants: opts.variants.clone(),
         token: Vec::new(),
         noise: Vec::new(),
+        ecn: false,
     })
     .is_none()
     {
@@ -817,6 +826,7 @@ pub(crate) fn hello_datagram(
     session: u64,
     token: &[u8],
     noise: &[u8],
+    ecn: bool,
 ) -> Vec<u8> {
     let hello = Hello {
         mode: protect.mode(),
@@ -826,6 +836,7 @@ pub(crate) fn hello_datagram(
         variants: variants.to_vec(),
         token: token.to_vec(),
         noise: noise.to_vec(),
+        ecn,
     };
     let mut d = frame::header(Kind::Hello, session).to_vec();
     // `connect` checked that the list fits.
@@ -946,6 +957,11 @@ fn run(
         shared.wake.drain();
     }
     let _ = ready.send(Ok(()));
+    // Data ECN-capable once both ends agreed (the handshake itself went Not-ECT). Should the
+    // option fail, packets stay Not-ECT: routers drop instead of marking, nothing breaks.
+    if eng.ecn() {
+        let _ = sys::set_ecn_capable(&sock);
+    }
 
     let s = opts.profile.sender.segment_size as usize;
     // The core's unit is bytes/s.

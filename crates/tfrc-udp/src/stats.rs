@@ -309,6 +309,13 @@ pub struct ReceiverReport {
     /// buffer_per_session`, `buffer_total`) was full; dropped before the core, so the sender
     /// sees them as losses and slows down.
     pub app_overflow: u64,
+    /// The session agreed to ECN (the sender's data went out ECT(0)).
+    #[serde(default)]
+    pub ecn: bool,
+    /// Data packets that arrived marked Congestion Experienced by the network; each is a
+    /// loss (RFC 5348 §5.1) without a packet lost.
+    #[serde(default)]
+    pub ce_marks: u64,
     /// Feedback packets sent.
     pub feedbacks: u64,
     /// The core's loss event rate p at the end.
@@ -417,6 +424,34 @@ impl ReceiverReport {
             jitter_rfc3550_s: self.delay.jitter_rfc3550_s,
             smoothness_cov,
         }
+    }
+}
+
+/// The receiver's one-line summary (`recv`'s text output, after `# receiver: `): session, peer,
+/// protection, p, loss events, ECN marks when agreed, drops, reordering, hops.
+impl std::fmt::Display for ReceiverReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session {:016x} from {}, ",
+            self.session,
+            self.peer.as_deref().unwrap_or("-")
+        )?;
+        write!(f, "protection {}", self.protection)?;
+        if let Some(k) = &self.sender_key {
+            write!(f, " (sender key {k})")?;
+        }
+        write!(f, ", p {:.5}, loss events {}", self.p, self.loss_events)?;
+        if self.ecn {
+            write!(f, ", ECN marks {}", self.ce_marks)?;
+        }
+        let hops = self.hops.map_or("-".to_string(), |h| h.to_string());
+        let (n, d, r) = (self.drops.total(), &self.drops, self.reordered);
+        write!(f, ", drops {n} ({d}), reordered {r}, hops {hops}")?;
+        if self.sender_packets.is_none() {
+            f.write_str(", no FIN (sent_packets estimated from received)")?;
+        }
+        Ok(())
     }
 }
 

@@ -93,6 +93,33 @@ pub fn enable_recv_ttl(sock: &UdpSocket) -> io::Result<()> {
     }
 }
 
+/// Deliver each datagram's ECN field (`IP_RECVTOS`, or `IPV6_RECVTCLASS` on an IPv6 socket):
+/// the receiver counts a Congestion Experienced mark as a loss event.
+pub fn enable_recv_ecn(sock: &UdpSocket) -> io::Result<()> {
+    let fd = sock.as_raw_fd();
+    if sock.local_addr()?.is_ipv4() {
+        setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_RECVTOS, 1)
+    } else {
+        setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)
+    }
+}
+
+/// The ECN codepoint ECT(0) (RFC 3168 §5), in the two low bits of the TOS / traffic class.
+pub const ECT0: u8 = 0b10;
+/// The ECN codepoint Congestion Experienced.
+pub const CE: u8 = 0b11;
+
+/// Send everything from this socket ECN-capable, ECT(0) (`IP_TOS` / `IPV6_TCLASS`).
+pub fn set_ecn_capable(sock: &UdpSocket) -> io::Result<()> {
+    let fd = sock.as_raw_fd();
+    let v = libc::c_int::from(ECT0);
+    if sock.local_addr()?.is_ipv4() {
+        setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_TOS, v)
+    } else {
+        setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, v)
+    }
+}
+
 /// Stamp every received datagram with the kernel's arrival time (`SO_TIMESTAMPNS`,
 /// `CLOCK_REALTIME`): a receiver thread that was descheduled and reads a batch late still
 /// learns when each packet arrived.
@@ -296,6 +323,8 @@ pub struct RecvMeta {
     pub ttl: Option<u8>,
     /// The kernel's arrival time, `CLOCK_REALTIME` nanoseconds, when timestamps are on.
     pub rx_realtime_ns: Option<u64>,
+    /// The ECN field it arrived with (two bits), when [`enable_recv_ecn`] is on.
+    pub ecn: Option<u8>,
 }
 
 fn read_int_cmsg(c: *const libc::cmsghdr) -> Option<u8> {
@@ -334,6 +363,7 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
     }
     let mut ttl = None;
     let mut rx_realtime_ns = None;
+    let mut ecn = None;
     // SAFETY: the kernel filled msg_control/msg_controllen; the CMSG macros stay inside it, and
     // a timespec is read only from a message long enough to hold one.
     unsafe {
@@ -344,6 +374,14 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
                 || (l == libc::IPPROTO_IPV6 && t == libc::IPV6_HOPLIMIT)
             {
                 ttl = read_int_cmsg(c);
+            } else if l == libc::IPPROTO_IP
+                && t == libc::IP_TOS
+                && (*c).cmsg_len as usize >= libc::CMSG_LEN(1) as usize
+            {
+                // IPv4 gives the TOS byte alone (not an int).
+                ecn = Some(*libc::CMSG_DATA(c) & 3);
+            } else if l == libc::IPPROTO_IPV6 && t == libc::IPV6_TCLASS {
+                ecn = read_int_cmsg(c).map(|v| v & 3);
             } else if l == libc::SOL_SOCKET
                 && t == libc::SCM_TIMESTAMPNS
                 && (*c).cmsg_len as usize
@@ -367,6 +405,7 @@ pub fn recv_from(sock: &UdpSocket, buf: &mut [u8]) -> io::Result<RecvMeta> {
         from: from_c(&storage),
         ttl,
         rx_realtime_ns,
+        ecn,
     })
 }
 

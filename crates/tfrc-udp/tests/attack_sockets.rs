@@ -109,6 +109,7 @@ fn a_flood_leaves_a_legitimate_session_at_least_80_percent() {
                     variants: Vec::new(),
                     token: Vec::new(),
                     noise: Vec::new(),
+                    ecn: false,
                 })
                 .unwrap(),
             );
@@ -278,6 +279,7 @@ fn spoofed_source_hellos_reflect_at_most_1x_to_the_victim() {
                 variants: Vec::new(),
                 token: Vec::new(),
                 noise: Vec::new(),
+                ecn: false,
             })
             .unwrap(),
         );

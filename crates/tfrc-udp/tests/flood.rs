@@ -1,9 +1,14 @@
-//! Bounded memory under a flood: 800,000 datagrams (5,000 a second of receiver time, 160 s) — junk, spoofed session ids, and
-//! in-session data with sequence numbers drawn from the whole u64 range (most outside the
-//! sequence window) (an on-path attacker
-//! who knows the session id; protected mode would stop it) — with an application that never
-//! reads. The process's resident memory must level off, not grow with the flood.
+//! Bounded memory under a flood: 800,000 datagrams (5,000 a second of receiver time, 160 s)
+//! — junk, spoofed session ids, and in-session data with sequence numbers drawn from the whole
+//! u64 range (most outside the sequence window) (an on-path attacker who knows the session id;
+//! protected mode would stop it) — with an application that never reads. The process's
+//! resident memory must level off, not grow with the flood.
 //! (Alone in its file: RSS is per process, so no other test may run beside it.)
+//!
+//! Runtime budget: under 5 s of CPU (0.4 s measured, load 7.7 on 2 cores). It used to take
+//! 24 s of CPU (30–194 s of wall clock under load): the late in-session packets each scanned
+//! every hole of the one long loss event (the RTT is the largest the wire carries), which
+//! `LossHistory::fill` now finds from the newest end.
 
 mod common;
 

@@ -74,7 +74,7 @@ fn sender_inputs() -> Vec<Vec<u8>> {
     out.push(
         [
             &[0x8Au8][..],
-            &frame::encode_hello_ack(frame::Mode::Noise, true, &[1; 48]),
+            &frame::encode_hello_ack(frame::Mode::Noise, true, false, &[1; 48]),
         ]
         .concat(),
     );

@@ -24,6 +24,7 @@ fn hello_with(e: &ReceiverEngine, variants: &[&str]) -> Vec<u8> {
             variants: variants.iter().map(|v| v.parse().unwrap()).collect(),
             token: e.retry_token(ms(0), peer(), SESSION),
             noise: Vec::new(),
+            ecn: false,
         })
         .unwrap(),
     );

@@ -690,25 +690,30 @@ impl LossHistory {
 
     /// A late packet arrived: remove its loss and regroup the events if it started one.
     pub fn fill(&mut self, seq: u64) -> FillOutcome {
+        // Late packets are mostly recent: search from the newest event and range (the ranges
+        // are disjoint, so either end finds the same one), and edit the range in place, which
+        // keeps a long event with thousands of holes cheap (one late packet was O(holes)).
+        let holds = |r: &LostRange| r.lo <= seq && seq <= r.hi;
         let Some(idx) = self
             .events
             .iter()
-            .position(|e| e.lost.iter().any(|r| r.lo <= seq && seq <= r.hi))
+            .rposition(|e| e.lost.iter().rev().any(holds))
         else {
             return FillOutcome::NotLost;
         };
         let ev = &mut self.events[idx];
-        if let Some(ri) = ev.lost.iter().position(|r| r.lo <= seq && seq <= r.hi) {
-            let r = ev.lost.remove(ri);
-            let mut parts = Vec::with_capacity(2);
-            if r.lo < seq {
-                parts.push(LostRange { hi: seq - 1, ..r });
-            }
-            if seq < r.hi {
-                parts.push(LostRange { lo: seq + 1, ..r });
-            }
-            for (k, p) in parts.into_iter().enumerate() {
-                ev.lost.insert(ri + k, p);
+        if let Some(ri) = ev.lost.iter().rposition(holds) {
+            let r = ev.lost[ri];
+            match (r.lo < seq, seq < r.hi) {
+                (true, true) => {
+                    ev.lost[ri].hi = seq - 1;
+                    ev.lost.insert(ri + 1, LostRange { lo: seq + 1, ..r });
+                }
+                (true, false) => ev.lost[ri].hi = seq - 1,
+                (false, true) => ev.lost[ri].lo = seq + 1,
+                (false, false) => {
+                    ev.lost.remove(ri);
+                }
             }
         }
         if ev.start_seq != seq {

@@ -76,12 +76,14 @@ fn bench_vs_ns2_summarises_its_pairs() {
     let want = median(rates);
     assert!((f(&fig["hops_per_s"]) - want).abs() <= 1e-9 * want, "{fig}");
     // The run phase: NS-2's wall time minus its 1-ms run of the same script, over the event
-    // loop; the 1-ms run only sets the network up, so it is shorter than the full one.
+    // loop. The two wall times are not compared: this scenario's whole NS-2 run takes about
+    // 70 ms, as long as the set-up alone, so on a loaded machine the 1-ms run can take longer
+    // (CI saw 82 ms against 71 ms); the figure is then negative, and is still what is printed.
     let runs: Vec<f64> = pairs
         .iter()
         .map(|p| {
             let setup = f(&p["ns2_setup"]["wall_s"]);
-            assert!(setup > 0.0 && setup < f(&p["ns2"]["wall_s"]), "{p}");
+            assert!(setup > 0.0, "{p}");
             (f(&p["ns2"]["wall_s"]) - setup) / f(&p["counters"]["sim_wall_s"])
         })
         .collect();

@@ -394,6 +394,12 @@ fn examples_use_every_named_value() {
         ("flows", "kind", "flows.t.kind", &[]),
         ("flows", "variant", "flows.t.variant", &[]),
         ("flows", "profile", "flows.f.profile", &[]),
+        (
+            "flows",
+            "controller",
+            "flows.f.controller",
+            &[("flows.f.kind", "media")],
+        ),
         ("events", "action", "events.0.action", &[]),
     ];
     let used = used_keys();

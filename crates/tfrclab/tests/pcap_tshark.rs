@@ -378,26 +378,43 @@ fn tshark_decodes_the_simulated_packets_as_the_simulator_held_them() {
     let sacks = tshark(&file, "tcp.options.sack_le", &["tcp.options.sack_le"]);
     assert!(!sacks.is_empty(), "the SACK sink's blocks are in the ACKs");
 
-    // The CLI writes the same files.
+    // The CLI writes the same files: beside the output folder, and inside it (the layout
+    // docs/wireshark.md shows; the output folder's commit must not delete it).
     std::fs::write(dir.path().join("s.toml"), SCENARIO).unwrap();
+    for (res, pcap) in [("res", "cli-pcap"), ("res2", "res2/pcap")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
+            .args(["run", "s.toml", "--out", res, "--pcap", pcap, "-q"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for l in &s.links {
+            let name = format!("{}.pcap", l.name);
+            assert_eq!(
+                std::fs::read(dir.path().join(pcap).join(&name)).ok(),
+                Some(std::fs::read(pcap_dir.join(&name)).unwrap()),
+                "{pcap}/{name}"
+            );
+        }
+        assert!(dir.path().join(res).join("summary.json").exists());
+    }
+    // A file where the pcap folder should be: a clear error, not "File exists".
+    std::fs::write(dir.path().join("a-file"), "x").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_tfrclab"))
-        .args(["run", "s.toml", "--out", "res", "--pcap", "cli-pcap", "-q"])
+        .args(["run", "s.toml", "--out", "res3", "--pcap", "a-file", "-q"])
         .current_dir(dir.path())
         .output()
         .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("--pcap a-file: it exists and is not a folder"),
+        "{err}"
     );
-    for l in &s.links {
-        let name = format!("{}.pcap", l.name);
-        assert_eq!(
-            std::fs::read(dir.path().join("cli-pcap").join(&name)).unwrap(),
-            std::fs::read(pcap_dir.join(&name)).unwrap(),
-            "{name}"
-        );
-    }
     let hosts = std::fs::read_to_string(dir.path().join("cli-pcap/hosts")).unwrap();
     assert!(
         hosts.contains(&format!("{}\tr0", addr(node("r0")))),

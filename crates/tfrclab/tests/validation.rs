@@ -151,6 +151,25 @@ fn every_validation_scenario_agrees_with_ns2() {
         assert!(r.tolerances.throughput <= 0.15, "{name}");
         assert!(r.seeds.len() > 1, "{name}: means over start phases");
     }
+    // Issue 31's ECN scenarios: each ECN-capable TFRC flow is marked in both simulators and
+    // its mark rate is compared.
+    for name in ["ecn-tfrc-red", "ecn-tfrc-vs-tcp-red"] {
+        let r = report(name);
+        let marks: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| c.metric == Metric::Marks)
+            .collect();
+        assert!(!marks.is_empty(), "{name}: mark rates compared");
+        assert!(
+            marks.iter().all(|c| c.ns2 > 0.005 && c.tfrclab > 0.005),
+            "{name}: {marks:?}"
+        );
+        assert!(
+            r.tolerances.throughput <= 0.10 && r.seeds.len() > 1,
+            "{name}"
+        );
+    }
     // Issue 3's tolerances.
     let t = &report("tfrc-single").tolerances;
     assert!(t.throughput <= 0.05);

@@ -378,6 +378,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             start: _,
             stop: _,
             packet_size,
+            ecn: _,
             kind,
             // What runs the flow on a real network; NS-2 runs the simulated flow.
             real: _,
@@ -403,6 +404,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 window,
                 window_init,
                 delayed_ack: _,
+                overhead: _,
                 on_off,
             } => {
                 if let TcpVariant::Linux(cc) = variant {
@@ -475,6 +477,7 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             FlowKind::Tfrc {
                 profile,
                 app_rate_bps,
+                app_on_off: _,
                 variants,
             } => {
                 // The variants are policies of tfrclab's TFRC core; NS-2.35's Agent/TFRC has
@@ -1076,6 +1079,7 @@ impl<'a> Writer<'a> {
                     window,
                     window_init,
                     delayed_ack,
+                    overhead,
                     // Refused in `check`.
                     on_off: _,
                 } => {
@@ -1108,6 +1112,9 @@ impl<'a> Writer<'a> {
                     self.line(format!("$src({i}) set packetSize_ {size}"));
                     self.line(format!("$src({i}) set window_ {window}"));
                     self.line(format!("$src({i}) set windowInit_ {window_init}"));
+                    if !overhead.is_zero() {
+                        self.line(format!("$src({i}) set overhead_ {}", secs(*overhead)));
+                    }
                     if cubic {
                         self.line(format!("$src({i}) set timestamps_ true"));
                     }
@@ -1164,6 +1171,7 @@ impl<'a> Writer<'a> {
                 FlowKind::Tfrc {
                     profile: _,
                     app_rate_bps,
+                    app_on_off,
                     // Refused in `check`.
                     variants: _,
                 } => {
@@ -1182,6 +1190,11 @@ impl<'a> Writer<'a> {
                         );
                         self.line(format!("$src({i}) set SndrType_ 1"));
                     }
+                    if flow.ecn {
+                        // ECN-capable: data packets carry ECT; the sink counts CE marks as
+                        // losses (ns2-reference §1a).
+                        self.line(format!("$src({i}) set ecn_ 1"));
+                    }
                     self.attach(i, a, b, "Agent/TFRCSink");
                     match app_rate_bps {
                         Some(rate) => {
@@ -1195,6 +1208,20 @@ impl<'a> Writer<'a> {
                                     "$ns at {} \"$app({i}) start\"",
                                     secs(flow.start)
                                 ));
+                            }
+                            if let Some((on, off)) = app_on_off {
+                                // The on-off application: the CBR stopped at the end of each on
+                                // period and started again after the off period.
+                                let mut t = flow.start + *on;
+                                while t < flow.stop {
+                                    self.line(format!("$ns at {} \"$app({i}) stop\"", secs(t)));
+                                    t += *off;
+                                    if t >= flow.stop {
+                                        break;
+                                    }
+                                    self.line(format!("$ns at {} \"$app({i}) start\"", secs(t)));
+                                    t += *on;
+                                }
                             }
                             if stops {
                                 // The agent stops too, so that queued data is not sent on.

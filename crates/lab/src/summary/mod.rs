@@ -432,6 +432,7 @@ pub fn flows_csv_header() -> Vec<String> {
             "jitter_rfc3550_s",
             "smoothness_cov",
             "exposed_packets",
+            "marked_packets",
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -471,6 +472,7 @@ pub fn flows_csv_record(f: &FlowMetrics) -> Vec<String> {
             f.jitter_rfc3550_s,
             f.smoothness_cov,
             f.exposed_packets as f64,
+            f.marked_packets as f64,
         ]
         .iter()
         .map(|x| x.to_string()),

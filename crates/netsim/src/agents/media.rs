@@ -9,10 +9,20 @@
 //! every TFRC packet is a full segment on the wire, padded as NS-2's Agent/TFRC sends
 //! `packetSize_` packets (`docs/media.md`).
 //!
+//! For the RMCAT controllers (`crates/rmcat`: NADA, SCReAM, GCC) the encoder target is the
+//! controller's target rate, packets leave the send buffer at its pacing rate (and, for SCReAM,
+//! while its window lets them), each packet an RTP packet of its payload plus
+//! [`RTP_OVERHEAD`] bytes (plus [`TWCC_EXTENSION`] for GCC); the receiver's feedback generator
+//! answers with RFC 8888 or transport-wide RTCP reports, each packet the report's encoded
+//! length plus [`RTCP_OVERHEAD`] bytes.
+//!
 //! To add a controller: a variant in [`SenderCc`], [`ReceiverCc`], [`MediaCcHeader`] and
 //! [`MediaFeedback`], a constructor beside [`MediaSender::tfrc`], and one arm in each `match`
 //! below.
 
+use std::time::Duration;
+
+use rmcat::{Controller, ControllerKind, FeedbackGenerator, RateRange};
 use tfrc::{Arrival, Profile, Receiver, Sender};
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
@@ -28,8 +38,23 @@ const WAKE: TimerId = TimerId(0);
 /// reaching it means a controller bug, not a busy link.
 const MAX_BURST: usize = 1 << 16;
 
+/// IPv4 (20), UDP (8) and RTP (12) headers of an RTP media packet.
+pub const RTP_OVERHEAD: u32 = 40;
+/// The transport-wide sequence number's RTP header extension (4-byte extension header, 1-byte
+/// id/length, 2-byte number, padded to 4): GCC's packets carry it.
+pub const TWCC_EXTENSION: u32 = 8;
+/// IPv4 (20) and UDP (8) headers of an RTCP feedback packet.
+pub const RTCP_OVERHEAD: u32 = 28;
+/// The longest pacing gap: a controller whose pacing rate collapses still sends a packet a
+/// second (the floor keeps a zero rate from parking the flow forever).
+const MAX_PACING_GAP: Duration = Duration::from_secs(1);
+
 fn ns(t: Time) -> u64 {
     t.as_nanos()
+}
+
+fn rt(t: Time) -> rmcat::Time {
+    rmcat::Time::from_nanos(t.as_nanos())
 }
 
 /// The sender side of a media flow's congestion controller.
@@ -44,6 +69,19 @@ pub enum SenderCc {
         /// The segment size s.
         segment: u32,
     },
+    /// An RMCAT controller (NADA, SCReAM or GCC).
+    Rmcat {
+        /// The controller.
+        cc: Box<Controller>,
+        /// Header bytes added to each packet's payload on the wire.
+        overhead: u32,
+        /// The next packet's sequence number (RTP's, or the transport-wide one for GCC).
+        seq: u64,
+        /// When the pacer lets the next packet go.
+        next_send: Time,
+        /// The flow stopped: nothing more leaves.
+        stopped: bool,
+    },
 }
 
 /// The receiver side of a media flow's congestion controller.
@@ -56,6 +94,8 @@ pub enum ReceiverCc {
         /// Wire bytes of a feedback packet.
         feedback_len: u32,
     },
+    /// The feedback generator of an RMCAT controller.
+    Rmcat(Box<FeedbackGenerator>),
 }
 
 /// The media sender agent.
@@ -94,6 +134,30 @@ impl MediaSender {
             next_pause: 0,
             paused: false,
         })
+    }
+
+    /// `app` over the RMCAT controller `kind`, its target kept within `range` (bit/s).
+    pub fn rmcat(app: media::sender::MediaSender, kind: ControllerKind, range: RateRange) -> Self {
+        let overhead = RTP_OVERHEAD
+            + match kind {
+                ControllerKind::Gcc => TWCC_EXTENSION,
+                ControllerKind::Nada | ControllerKind::Scream => 0,
+            };
+        let fps = app.source().frame_rate();
+        MediaSender {
+            app,
+            cc: SenderCc::Rmcat {
+                cc: Box::new(Controller::new(kind, range)),
+                overhead,
+                seq: 0,
+                next_send: Time::ZERO,
+                stopped: false,
+            },
+            fps,
+            pauses: Vec::new(),
+            next_pause: 0,
+            paused: false,
+        }
     }
 
     /// The source stops producing frames from each pause's first time to its second, then
@@ -143,6 +207,7 @@ impl MediaSender {
                 let pps = sender.rate() / f64::from(*segment);
                 media::sender::target_for_packet_rate(pps, *segment, self.fps)
             }
+            SenderCc::Rmcat { cc, .. } => cc.target_rate(),
         }
     }
 
@@ -154,9 +219,17 @@ impl MediaSender {
         }
         let target = self.allowed_target();
         self.app.set_target_rate(ns(now), target);
+        let before = self.app.counters().bytes;
         let n = self.app.on_wake(ns(now), ctx.rng());
         match &mut self.cc {
             SenderCc::Tfrc { sender, .. } => sender.push_packets(now, n),
+            SenderCc::Rmcat { cc, .. } => {
+                let bytes = self.app.counters().bytes - before;
+                if bytes > 0 {
+                    cc.on_media_frame(bytes);
+                }
+                cc.set_queue_bytes(self.app.buffered_bytes());
+            }
         }
     }
 
@@ -191,6 +264,52 @@ impl MediaSender {
                     ctx.send(pkt);
                 }
             }
+            SenderCc::Rmcat {
+                cc,
+                overhead,
+                seq,
+                next_send,
+                stopped,
+            } => {
+                if *stopped {
+                    return;
+                }
+                for _ in 0..MAX_BURST {
+                    if now < *next_send {
+                        break;
+                    }
+                    let Some(next) = self.app.peek_packet() else {
+                        break;
+                    };
+                    let wire = next.payload.saturating_add(*overhead);
+                    if !cc.can_send(wire) {
+                        break;
+                    }
+                    let Some(mp) = self.app.pop_packet(ns(now)) else {
+                        break;
+                    };
+                    let pkt = ctx.packet(
+                        PacketKind::Rtp,
+                        wire,
+                        mp.payload,
+                        i64::try_from(*seq).unwrap_or(i64::MAX),
+                        Header::MediaData(MediaData {
+                            tag: mp.tag,
+                            cc: MediaCcHeader::Rmcat { seq: *seq },
+                        }),
+                    );
+                    ctx.send(pkt);
+                    cc.on_packet_sent(rt(now), *seq, wire);
+                    *seq += 1;
+                    let rate = cc.pacing_rate();
+                    if rate.is_finite() && rate > 0.0 {
+                        let gap = Duration::try_from_secs_f64(f64::from(wire) * 8.0 / rate)
+                            .map_or(MAX_PACING_GAP, |g| g.min(MAX_PACING_GAP));
+                        *next_send = now + gap;
+                    }
+                }
+                cc.set_queue_bytes(self.app.buffered_bytes());
+            }
         }
     }
 }
@@ -201,6 +320,20 @@ impl MediaSender {
         let app = self.app.next_wake().map(Time::from_nanos);
         let cc = match &self.cc {
             SenderCc::Tfrc { sender, .. } => sender.poll_timeout(),
+            SenderCc::Rmcat {
+                cc,
+                next_send,
+                stopped,
+                ..
+            } => {
+                // The pacer's deadline only while a packet waits for it; a packet held by
+                // SCReAM's window waits for feedback instead.
+                let pacer =
+                    (!*stopped && *next_send > ctx.now() && self.app.peek_packet().is_some())
+                        .then_some(*next_send);
+                let timeout = cc.poll_timeout().map(|t| Time::from_nanos(t.as_nanos()));
+                pacer.into_iter().chain(timeout).min()
+            }
         };
         let next = [app, cc, self.next_pause_boundary()]
             .into_iter()
@@ -223,6 +356,7 @@ impl Agent for MediaSender {
         self.pauses.clear();
         match &mut self.cc {
             SenderCc::Tfrc { sender, .. } => sender.stop(),
+            SenderCc::Rmcat { stopped, .. } => *stopped = true,
         }
         self.arm(ctx);
     }
@@ -235,6 +369,9 @@ impl Agent for MediaSender {
             }
             (SenderCc::Tfrc { sender, .. }, Header::TimeExceeded { initial_ttl, .. }) => {
                 sender.on_ttl_exceeded(now, *initial_ttl)
+            }
+            (SenderCc::Rmcat { cc, .. }, Header::MediaFeedback(MediaFeedback::Rmcat(fb))) => {
+                cc.on_feedback(rt(now), fb)
             }
             _ => return,
         }
@@ -250,6 +387,11 @@ impl Agent for MediaSender {
             SenderCc::Tfrc { sender, .. } => {
                 if sender.poll_timeout().is_some_and(|t| t <= now) {
                     sender.on_timeout(now);
+                }
+            }
+            SenderCc::Rmcat { cc, .. } => {
+                if cc.poll_timeout().is_some_and(|t| t <= rt(now)) {
+                    cc.on_timeout(rt(now));
                 }
             }
         }
@@ -278,6 +420,10 @@ impl Agent for MediaSender {
                 out.push(sender.rate() * 8.0);
                 out.push(sender.rtt().map_or(f64::NAN, |r| r.as_secs_f64()));
             }
+            SenderCc::Rmcat { cc, .. } => {
+                out.push(cc.target_rate());
+                out.push(cc.rtt().map_or(f64::NAN, |r| r.as_secs_f64()));
+            }
         }
         out.push(self.app.buffered() as f64);
     }
@@ -300,6 +446,17 @@ impl MediaReceiver {
                 feedback_len: profile.feedback_wire_len(),
             },
         })
+    }
+
+    /// A receiver for a flow over the RMCAT controller `kind`: its feedback generator.
+    pub fn rmcat(kind: ControllerKind) -> Self {
+        MediaReceiver {
+            frames: media::receiver::Reassembler::new(),
+            cc: ReceiverCc::Rmcat(Box::new(FeedbackGenerator::new(
+                kind.feedback_kind(),
+                kind.feedback_config(),
+            ))),
+        }
     }
 
     /// The frames received.
@@ -334,6 +491,27 @@ impl MediaReceiver {
                     ctx.send(pkt);
                 }
             }
+            ReceiverCc::Rmcat(generator) => {
+                let mut n = 0i64;
+                while let Some(fb) = generator.poll_feedback(rt(now)) {
+                    let size = u32::try_from(fb.wire_len())
+                        .unwrap_or(u32::MAX)
+                        .saturating_add(RTCP_OVERHEAD);
+                    let pkt = ctx.packet(
+                        PacketKind::Rtcp,
+                        size,
+                        0,
+                        n,
+                        Header::MediaFeedback(MediaFeedback::Rmcat(Box::new(fb))),
+                    );
+                    ctx.send(pkt);
+                    n += 1;
+                    if n as usize >= MAX_BURST {
+                        debug_assert!(false, "the feedback generator never ran dry");
+                        return;
+                    }
+                }
+            }
         }
     }
 }
@@ -342,6 +520,12 @@ impl MediaReceiver {
     fn arm(&self, ctx: &mut AgentCtx<'_>) {
         match &self.cc {
             ReceiverCc::Tfrc { receiver, .. } => ctx.sync_timer(WAKE, receiver.poll_timeout()),
+            ReceiverCc::Rmcat(generator) => ctx.sync_timer(
+                WAKE,
+                generator
+                    .poll_timeout()
+                    .map(|t| Time::from_nanos(t.as_nanos())),
+            ),
         }
     }
 }
@@ -370,6 +554,18 @@ impl Agent for MediaReceiver {
                 };
                 receiver.on_data_with(now, hdr, arrival);
             }
+            (ReceiverCc::Rmcat(generator), MediaCcHeader::Rmcat { seq }) => {
+                // ECN codepoint as in the IP header: CE 3, ECT(0) 2, Not-ECT 0.
+                let ecn = if pkt.ce {
+                    3
+                } else if pkt.ect {
+                    2
+                } else {
+                    0
+                };
+                generator.on_packet(rt(now), *seq, pkt.size, ecn);
+            }
+            _ => {}
         }
         self.answer(ctx);
         self.arm(ctx);
@@ -383,6 +579,8 @@ impl Agent for MediaReceiver {
                     receiver.on_timeout(now);
                 }
             }
+            // The generator's reports fall due by time alone: `answer` polls them.
+            ReceiverCc::Rmcat(_) => {}
         }
         self.answer(ctx);
         self.arm(ctx);

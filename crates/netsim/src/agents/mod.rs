@@ -20,7 +20,7 @@ pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
 pub use tcp::linux::{LinuxCc, LinuxTcpConfig, LinuxTcpSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
-pub use tfrc::{TfrcApp, TfrcReceiver, TfrcSender};
+pub use tfrc::{OnOff, TfrcApp, TfrcReceiver, TfrcSender};
 pub use udp::{CbrClock, CbrConfig, CbrSource, NullSink};
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};

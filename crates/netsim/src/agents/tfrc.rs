@@ -6,9 +6,12 @@
 
 use tfrc::{Arrival, LossDecision, Profile, Receiver, Sender};
 
+use core::time::Duration;
+
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId};
 use crate::agents::udp::CbrClock;
 use crate::packet::{Header, Packet, PacketKind};
+use crate::Time;
 
 /// Each TFRC agent's one timer: the earliest of the core's `poll_timeout` and (sender) the CBR
 /// application's next segment. One timer, not two, so that a segment and a core timeout due at
@@ -27,6 +30,50 @@ pub enum TfrcApp {
     /// A CBR application hands the sender one segment every `packet_size · 8 / rate` seconds
     /// (NS-2 `Application/Traffic/CBR` attached to `Agent/TFRC`, as seed 004 runs it).
     Cbr(CbrClock),
+    /// The same CBR application switched on and off: on for `on` from the start, silent for
+    /// `off`, and so on (a talk-spurt source, or NS-2's CBR `start`/`stop` at those times).
+    OnOff(OnOff),
+}
+
+/// An on-off CBR application: each on period starts with a packet at once (as NS-2's CBR
+/// `start`), as the first one does.
+#[derive(Clone, Debug)]
+pub struct OnOff {
+    clock: CbrClock,
+    on: Duration,
+    off: Duration,
+    epoch: Time,
+}
+
+impl OnOff {
+    /// CBR `clock` on for `on`, off for `off`, from the flow's start.
+    pub fn new(clock: CbrClock, on: Duration, off: Duration) -> OnOff {
+        OnOff {
+            clock,
+            on,
+            off,
+            epoch: Time::ZERO,
+        }
+    }
+
+    /// Where `t` falls: `Ok(())` within an on period, `Err(next start)` within an off one.
+    fn phase(&self, t: Time) -> Result<(), Time> {
+        let period = self.on.saturating_add(self.off).as_nanos().max(1) as u64;
+        let since = t.saturating_since(self.epoch).as_nanos() as u64;
+        let into = since % period;
+        if into < self.on.as_nanos() as u64 {
+            Ok(())
+        } else {
+            Err(self.epoch + Duration::from_nanos(since - into + period))
+        }
+    }
+
+    /// After a packet, move a next packet that falls silent to the next on period.
+    fn skip_silence(&mut self) {
+        if let Some(Err(start)) = self.clock.next().map(|n| self.phase(n)) {
+            self.clock.start(start);
+        }
+    }
 }
 
 /// The TFRC sender agent.
@@ -57,11 +104,17 @@ impl TfrcSender {
 
     fn generate(&mut self, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
-        if let TfrcApp::Cbr(clock) = &mut self.app {
-            if clock.due(now) {
+        match &mut self.app {
+            TfrcApp::Cbr(clock) if clock.due(now) => {
                 self.sender.push_packets(now, 1);
                 clock.advance(ctx.rng());
             }
+            TfrcApp::OnOff(o) if o.clock.due(now) => {
+                self.sender.push_packets(now, 1);
+                o.clock.advance(ctx.rng());
+                o.skip_silence();
+            }
+            _ => {}
         }
     }
 
@@ -92,14 +145,19 @@ impl TfrcSender {
     fn arm(&self, ctx: &mut AgentCtx<'_>) {
         let app = match &self.app {
             TfrcApp::Cbr(clock) => clock.next(),
+            TfrcApp::OnOff(o) => o.clock.next(),
             TfrcApp::Bulk => None,
         };
         let next = match (app, self.sender.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match (&self.app, next) {
-            (TfrcApp::Cbr(clock), Some(t)) if clock.next() == Some(t) => {
+        let clock = match &self.app {
+            TfrcApp::Cbr(clock) | TfrcApp::OnOff(OnOff { clock, .. }) => Some(clock),
+            TfrcApp::Bulk => None,
+        };
+        match (clock, next) {
+            (Some(clock), Some(t)) if clock.next() == Some(t) => {
                 clock.arm(WAKE, ctx);
             }
             (_, next) => ctx.sync_timer(WAKE, next),
@@ -113,6 +171,10 @@ impl Agent for TfrcSender {
         match &mut self.app {
             TfrcApp::Bulk => self.sender.set_infinite_backlog(now),
             TfrcApp::Cbr(clock) => clock.start(now),
+            TfrcApp::OnOff(o) => {
+                o.epoch = now;
+                o.clock.start(now);
+            }
         }
         self.generate(ctx);
         self.transmit(ctx);
@@ -120,8 +182,10 @@ impl Agent for TfrcSender {
     }
 
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
-        if let TfrcApp::Cbr(clock) = &mut self.app {
-            clock.stop();
+        match &mut self.app {
+            TfrcApp::Cbr(clock) => clock.stop(),
+            TfrcApp::OnOff(o) => o.clock.stop(),
+            TfrcApp::Bulk => {}
         }
         self.sender.stop();
         self.arm(ctx);
@@ -153,6 +217,7 @@ impl Agent for TfrcSender {
     fn app_counters(&self) -> AppCounters {
         let n = match &self.app {
             TfrcApp::Cbr(clock) => clock.generated(),
+            TfrcApp::OnOff(o) => o.clock.generated(),
             TfrcApp::Bulk => self.sender.status().packets_sent,
         };
         AppCounters {
@@ -272,5 +337,40 @@ impl Agent for TfrcReceiver {
         self.drain_decisions();
         self.answer(ctx);
         ctx.sync_timer(WAKE, self.receiver.poll_timeout());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// A 1000-byte CBR at 8 Mb/s (a packet per ms) on for 10 ms, off for 20 ms, from 5 ms: a
+    /// packet at the start of every on period and every ms within it, none while silent.
+    #[test]
+    fn on_off_sends_only_while_on() {
+        let mut o = OnOff::new(
+            CbrClock::new(1000, 8e6, false, u64::MAX),
+            Duration::from_millis(10),
+            Duration::from_millis(20),
+        );
+        let start = Time::from_nanos(5_000_000);
+        o.epoch = start;
+        o.clock.start(start);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut times = Vec::new();
+        while times.len() < 30 {
+            let t = o.clock.next().expect("the clock runs");
+            assert!(o.phase(t).is_ok(), "{t:?} falls silent");
+            times.push(t.as_nanos() / 1_000_000);
+            o.clock.advance(&mut rng);
+            o.skip_silence();
+        }
+        let want: Vec<u64> = (0..3)
+            .flat_map(|k| (0..10).map(move |i| 5 + 30 * k + i))
+            .collect();
+        assert_eq!(times, want);
+        assert_eq!(o.clock.generated(), 30);
     }
 }

@@ -122,6 +122,7 @@ struct EngineOptions {
     handshake_rtt: bool,
     connect_timeout: Duration,
     fin_timeout: Duration,
+    ecn: bool,
 }
 
 impl SenderEngine {
@@ -140,9 +141,18 @@ impl SenderEngine {
             handshake_rtt: opts.handshake_rtt,
             connect_timeout: opts.connect_timeout,
             fin_timeout: opts.fin_timeout,
+            ecn: opts.ecn,
         };
         let session = OsRng.next_u64();
-        let request = hello_datagram(&o.profile, &o.variants, &o.protect, session, &[], &[]);
+        let request = hello_datagram(
+            &o.profile,
+            &o.variants,
+            &o.protect,
+            session,
+            &[],
+            &[],
+            o.ecn,
+        );
         let s = o.profile.sender.segment_size as usize;
         SenderEngine {
             to,
@@ -198,6 +208,11 @@ impl SenderEngine {
     /// The allowed rate X in bits/s (0 before the handshake ends).
     pub fn rate_bps(&self) -> f64 {
         self.core.as_ref().map_or(0.0, |c| c.rate() * 8.0)
+    }
+
+    /// Both ends agreed to ECN: the driver sends the data ECT(0) (`IP_TOS`).
+    pub fn ecn(&self) -> bool {
+        self.stats.ecn
     }
 
     /// The RTT the handshake measured, if it did.
@@ -431,6 +446,7 @@ impl SenderEngine {
                     self.session,
                     token,
                     &msg,
+                    self.opts.ecn,
                 );
                 *step = Step::HelloAck(init);
                 *sends = 0;
@@ -461,6 +477,9 @@ impl SenderEngine {
                     return EngineEvent::None;
                 }
                 let r = measured(rtt, *sent_at, *sends);
+                // ECN only when asked for and agreed to; a receiver that did not agree gets
+                // no ECN-capable packets (RFC 3168 §6.1.1).
+                self.stats.ecn = self.opts.ecn && ack.ecn;
                 match ack.mode {
                     Mode::Plain => self.established(now, r),
                     Mode::Noise | Mode::NoiseUnauthenticated => {

@@ -337,28 +337,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         for (flow, report) in flows.iter().zip(&reports) {
             print_flow(&mut sink, flow)?;
-            writeln!(
-                sink,
-                "# receiver: session {:016x} from {}, protection {}{}, p {:.5}, loss events {}, drops {} ({}), reordered {}, hops {}{}",
-                report.session,
-                report.peer.as_deref().unwrap_or("-"),
-                report.protection,
-                report
-                    .sender_key
-                    .as_deref()
-                    .map_or(String::new(), |k| format!(" (sender key {k})")),
-                report.p,
-                report.loss_events,
-                report.drops.total(),
-                report.drops,
-                report.reordered,
-                report.hops.map_or("-".to_string(), |h| h.to_string()),
-                if report.sender_packets.is_none() {
-                    ", no FIN (sent_packets estimated from received)"
-                } else {
-                    ""
-                },
-            )?;
+            writeln!(sink, "# receiver: {report}")?;
         }
     }
     if let Sink::One {

@@ -111,7 +111,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         record_delays: false,
     };
     let sink = match &pcap {
-        Some(p) => match lab::pcap::PcapSink::create(&s, p) {
+        Some(p) => match lab::pcap::PcapSink::create(&s, &p.placed(&out)) {
             Ok(sink) => Some(Box::new(sink) as Box<dyn netsim::trace::TraceSink>),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -97,6 +97,11 @@ pub struct Args {
     /// first packet goes at one segment per second until the first feedback).
     #[arg(long = "no-handshake-rtt")]
     no_handshake_rtt: bool,
+    /// Ask for ECN (RFC 3168): if the receiver agrees, data go out ECN-capable (ECT(0)) and a
+    /// router that marks Congestion Experienced slows the sender as a loss would (RFC 5348
+    /// §5.1), without the packet being dropped. The summary says whether it was agreed.
+    #[arg(long)]
+    ecn: bool,
     /// Write one JSON line of sender state per feedback to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
@@ -377,6 +382,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         handshake_rtt: !args.no_handshake_rtt,
         feedback_log: log,
         host_queue: args.host_queue,
+        ecn: args.ecn,
         ..SenderOptions::default()
     };
     let signals = super::Signals::catch()?;
@@ -465,7 +471,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 let r = report.receiver.as_ref();
                 writeln!(
                     stdout,
-                    "# sender: X {:.3} Mb/s, RTT {}, p {:.5}, feedbacks {}, nofeedback expiries {}, hops {}",
+                    "# sender: X {:.3} Mb/s, RTT {}, p {:.5}, feedbacks {}, nofeedback expiries {}, hops {}, ECN {}",
                     report.sender.x_bps / 1e6,
                     report
                         .sender
@@ -478,6 +484,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                         .sender
                         .hops
                         .map_or("-".to_string(), |h| h.to_string()),
+                    if report.sender.ecn { "on" } else { "off" },
                 )?;
                 if let Some(r) = r {
                     writeln!(

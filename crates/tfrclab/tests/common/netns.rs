@@ -221,6 +221,7 @@ pub fn hello(session: u64, mode: Mode, token: &[u8]) -> Vec<u8> {
             variants: Vec::new(),
             token: token.to_vec(),
             noise: Vec::new(),
+            ecn: false,
         })
         .unwrap(),
     );

@@ -676,3 +676,61 @@ fn linux_profile_is_refused_with_the_reason() {
         assert!(e.to_string().contains("validate --real"), "{e}");
     }
 }
+
+/// `ecn = true` on a TFRC flow exports NS-2's `ecn_ 1` on its Agent/TFRC; without it, nothing.
+#[test]
+fn ecn_tfrc_sets_ecn_on_the_agent() {
+    let text = BASE.replace(
+        "app_rate = \"200kbps\"",
+        "app_rate = \"200kbps\"\necn = true",
+    );
+    let t = traced(&parse(&text));
+    assert!(t.contains("$src(2) set ecn_ 1\n"), "{t}");
+    assert!(!traced(&parse(BASE)).contains("ecn_"));
+}
+
+/// The family's variants are refused with the reason NS-2.35 lacks each.
+#[test]
+fn family_variants_are_refused_with_the_reason() {
+    for (v, why) in [
+        ("tfrc-sp", "`voip_` mode"),
+        ("faster-restart", "no Faster Restart"),
+        ("multfrc", "no MulTFRC"),
+    ] {
+        let text = BASE.replace(
+            "app_rate = \"200kbps\"",
+            &format!("app_rate = \"200kbps\"\nvariants = [\"{v}\"]"),
+        );
+        let text = if v == "faster-restart" {
+            text.replace("profile = \"ns2\"", "profile = \"rfc5348\"")
+        } else {
+            text
+        };
+        let s = parse(&text);
+        let msg = export(&s, &ExportOptions::traced(&s))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(v) && msg.contains(why), "{v}: {msg}");
+    }
+}
+
+/// An on-off application exports as its CBR stopped and started at the period boundaries.
+#[test]
+fn on_off_application_exports_as_cbr_stop_and_start() {
+    let text = BASE.replace(
+        "app_rate = \"200kbps\"",
+        "app_rate = \"200kbps\"\napp_on = \"2s\"\napp_off = \"1.5s\"",
+    );
+    let t = traced(&parse(&text));
+    // Start 1 s; on until 3, off until 4.5, on until 6.5, off until 8, on until the end (10).
+    for line in [
+        "$ns at 1 \"$app(2) start\"\n",
+        "$ns at 3 \"$app(2) stop\"\n",
+        "$ns at 4.5 \"$app(2) start\"\n",
+        "$ns at 6.5 \"$app(2) stop\"\n",
+        "$ns at 8 \"$app(2) start\"\n",
+    ] {
+        assert!(t.contains(line), "{line} missing:\n{t}");
+    }
+    assert!(!t.contains("$ns at 10 \"$app(2) stop\"\n"));
+}
