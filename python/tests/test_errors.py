@@ -138,8 +138,15 @@ def test_ctrl_c_stops_a_sweep_and_raises_keyboard_interrupt():
         if done >= 1:
             signal.raise_signal(signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        tfrclab.sweep("scenarios/examples/dumbbell.toml", seeds=60, jobs=1, progress=progress)
+    # A shell without job control starts background commands with SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler (`bash scripts/test &` failed here): install
+    # Python's default one for this test, as an interactive session has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tfrclab.sweep("scenarios/examples/dumbbell.toml", seeds=60, jobs=1, progress=progress)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert seen[-1][1] == 60
     # The interrupt is raised at the first check after it, not after the remaining runs.
     assert max(d for d, _ in seen) < 60

@@ -509,7 +509,6 @@ impl NetworkBuilder {
                     tx_done: None,
                     tx_done_lazy: false,
                     lost_in_tx: None,
-                    pipe: Default::default(),
                     up: true,
                     ttl_expiry: self.ttl_expiry,
                     stats: LinkStats::new(self.stats.bin_width),

@@ -3,11 +3,8 @@
 //!
 //! As in NS-2's SimpleLink, a packet leaves the queue when the link is free, occupies the link
 //! for its serialisation time (size · 8 / bandwidth) and arrives at the far node one
-//! propagation delay after its last bit. Packets in propagation wait in a FIFO (the delay is
-//! constant), so each link holds at most one pending "transmission done" event and one
-//! "head of the pipe arrives" event.
-
-use std::collections::VecDeque;
+//! propagation delay after its last bit. A propagating packet is only its arrival event in the
+//! scheduler (`sim.rs`); a link holds at most one pending "transmission done" event.
 
 use core::time::Duration;
 use rand_chacha::ChaCha8Rng;
@@ -96,15 +93,6 @@ pub struct LinkSettings {
     pub loss_rate: Option<f64>,
 }
 
-/// A packet propagating along a link (its handle in the simulator's packet store), with the
-/// time and scheduler sequence number its arrival would have had in NS-2 (which schedules the
-/// arrival when transmission starts).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct InPipe {
-    pub id: u32,
-    pub key: crate::sched::Key,
-}
-
 /// A link direction's run-time state. Fields read at every packet-hop come first and stay
 /// inline; the random streams and the wireless model, touched only by RED's early drops,
 /// loss models and wireless hops, are boxed (three ChaCha streams inline made a link 1.6 KB,
@@ -125,7 +113,6 @@ pub(crate) struct Link {
     /// A wireless frame that will fail every attempt: dropped when the exchange ends.
     pub lost_in_tx: Option<u32>,
     pub queue: Queue<Slot>,
-    pub pipe: VecDeque<InPipe>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
     pub from: NodeId,
@@ -152,13 +139,9 @@ pub(crate) fn tx_ns(bandwidth_bps: u64, size: u32) -> u64 {
 }
 
 impl Link {
-    /// The handles of every packet the link holds: waiting, in a failing wireless exchange,
-    /// propagating.
+    /// The handles of the packets the link holds before propagation: waiting, in a failing
+    /// wireless exchange (propagating ones are in the scheduler's arrival events).
     pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.queue
-            .iter()
-            .map(|s| s.id)
-            .chain(self.lost_in_tx)
-            .chain(self.pipe.iter().map(|p| p.id))
+        self.queue.iter().map(|s| s.id).chain(self.lost_in_tx)
     }
 }

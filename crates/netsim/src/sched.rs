@@ -596,6 +596,71 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+impl<E: Copy> EventQueue<E> {
+    /// Calls `f` on every queued event, in no particular order.
+    pub fn for_each(&self, mut f: impl FnMut(&Key, &E)) {
+        for level in [&self.l0, &self.l1] {
+            for &h in &level.head {
+                let mut n = h;
+                while n != NIL {
+                    let node = &self.nodes[n as usize];
+                    f(&node.key(), &node.ev);
+                    n = node.next;
+                }
+            }
+        }
+        for e in self.spill.iter() {
+            f(&e.key(), &e.ev);
+        }
+    }
+
+    /// Removes every queued event `take` accepts and returns them in key order (the order
+    /// they would have run in). The rest keep their keys, so their order is unchanged.
+    ///
+    /// It rebuilds the queue: linear in the queued events and the wheel's buckets, for rare
+    /// events (the simulator cancels a failed link's arrivals with it), not the hot path.
+    pub fn extract(&mut self, mut take: impl FnMut(&E) -> bool) -> Vec<(Key, E)> {
+        let mut kept = Vec::with_capacity(self.len0 + self.len1);
+        let mut out = Vec::new();
+        for level in [&mut self.l0, &mut self.l1] {
+            for i in 0..BUCKETS {
+                let mut n = std::mem::replace(&mut level.head[i], NIL);
+                level.tail[i] = NIL;
+                while n != NIL {
+                    let node = self.nodes[n as usize];
+                    if take(&node.ev) {
+                        out.push((node.key(), node.ev));
+                    } else {
+                        kept.push(node);
+                    }
+                    n = node.next;
+                }
+            }
+            level.bits.fill(0);
+        }
+        self.nodes.clear();
+        self.free = NIL;
+        self.len0 = 0;
+        self.len1 = 0;
+        // Every kept node goes back where it was: level-0 nodes are at or after `cursor` in
+        // `slot`, level-1 nodes in later slots within the horizon.
+        for mut node in kept {
+            node.next = NIL;
+            self.place(node);
+        }
+        let spill = std::mem::take(&mut self.spill).into_vec();
+        for e in spill {
+            if take(&e.ev) {
+                out.push((e.key(), e.ev));
+            } else {
+                self.spill.push(e);
+            }
+        }
+        out.sort_unstable_by_key(|e| e.0);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -662,6 +727,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn extract_takes_matching_events_and_keeps_the_order_of_the_rest() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        let mut model: Vec<(Key, u32)> = Vec::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        for round in 0..3_000u32 {
+            for _ in 0..rng.gen_range(0..4) {
+                // Level 0, level 1 and beyond the horizon (the spill heap).
+                let t = now
+                    + match rng.gen_range(0..20) {
+                        0 => rng.gen_range(300_000_000_000..400_000_000_000),
+                        1..=4 => rng.gen_range(0..10_000_000_000),
+                        _ => rng.gen_range(0..1_000_000),
+                    };
+                let k = Key {
+                    time: Time::from_nanos(t),
+                    shadow: t as f64 / 1e9,
+                    seq,
+                };
+                seq += 1;
+                q.push(k, round);
+                model.push((k, round));
+            }
+            if rng.gen_bool(0.5) {
+                model.sort_by_key(|e| e.0);
+                let a = q.pop();
+                let b = (!model.is_empty()).then(|| model.remove(0));
+                assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
+                if let Some((k, _)) = a {
+                    now = k.time.as_nanos();
+                }
+            }
+            if round % 97 == 0 {
+                let m = rng.gen_range(2..5);
+                let got = q.extract(|&e| e % m == 0);
+                let mut want: Vec<(Key, u32)> =
+                    model.iter().copied().filter(|&(_, e)| e % m == 0).collect();
+                want.sort_by_key(|e| e.0);
+                model.retain(|&(_, e)| e % m != 0);
+                let seqs =
+                    |v: &[(Key, u32)]| v.iter().map(|(k, e)| (k.seq, *e)).collect::<Vec<_>>();
+                assert_eq!(seqs(&got), seqs(&want));
+                let mut all = Vec::new();
+                q.for_each(|k, &e| all.push((*k, e)));
+                all.sort_by_key(|e| e.0);
+                model.sort_by_key(|e| e.0);
+                assert_eq!(seqs(&all), seqs(&model));
+                assert_eq!(q.len(), model.len());
+            }
+        }
+        model.sort_by_key(|e| e.0);
+        for (k, e) in model {
+            assert_eq!(q.pop().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
+        }
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //!
 //! Events are ordered by `(time, NS-2 double time, sequence)` ([`crate::sched`]: a timing wheel
 //! with a heap for the far future); equal times run in insertion order (NS-2's scheduler does
-//! the same). To keep pending events few, each link holds at most one "transmission done" and
-//! one "head of pipe arrives" event, a transmission that leaves its queue empty defers its
-//! "done" event until a packet arrives (`settle_tx_done`), and each agent timer (a slot of
-//! `Simulator::timers`, armed through [`crate::agent::AgentCtx`]) holds at most one live
-//! event. A packet's arrival at the next node keeps the sequence number it would have
-//! had in NS-2, which schedules it when transmission starts (LinkDelay::recv: arrival first,
-//! then the queue's resume), so equal-time ties break exactly as in NS-2.
+//! the same). Each link holds at most one "transmission done" event, a transmission that
+//! leaves its queue empty defers it until a packet arrives (`settle_tx_done`), and each agent
+//! timer (a slot of `Simulator::timers`, armed through [`crate::agent::AgentCtx`]) holds at
+//! most one live event. A packet's arrival at the next node is its own event, pushed when its
+//! transmission starts with the sequence number NS-2 gives it then (LinkDelay::recv: arrival
+//! first, then the queue's resume), so equal-time ties break exactly as in NS-2; a link that
+//! fails takes its packets' arrivals out of the scheduler and drops the packets at once.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::agents::AnyAgent;
-use crate::link::{InPipe, Link, LinkId, LinkSettings, LinkUpdate};
+use crate::link::{Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
 use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy};
@@ -38,7 +38,8 @@ const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
     TxDone(u32),
-    PipeHead(u32),
+    /// A packet (its handle in the store) reaches the far end of a link (its index).
+    Arrive(u32, u32),
     /// A timer expires (its index in `Simulator::timers`).
     Timer(u32),
     FlowStart(u32),
@@ -638,7 +639,7 @@ impl<M: Metering> Simulator<M> {
     fn dispatch(&mut self, key: Key, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l as usize, key),
-            Event::PipeHead(l) => self.on_pipe_head(l as usize, key),
+            Event::Arrive(l, id) => self.on_arrive(l as usize, id),
             Event::Timer(t) => self.on_timer(t as usize, key),
             Event::FlowStart(f) => {
                 let f = f as usize;
@@ -1045,28 +1046,14 @@ impl<M: Metering> Simulator<M> {
         let done = time_from_secs(done_secs).max(now);
         let arrival = time_from_secs(arrival_secs).max(done);
         if delivered {
-            // The arrival is scheduled first, then the resume.
+            // The arrival is scheduled first, then the resume (a shortened delay lets this
+            // packet overtake earlier ones still propagating, as in NS-2).
             let key = Key {
                 time: arrival,
                 shadow: arrival_secs,
-                seq: self.seq,
+                seq: self.next_seq(),
             };
-            self.seq += 1;
-            let link = &mut self.links[l];
-            if link.pipe.back().is_some_and(|b| b.key > key) {
-                // The delay was shortened: this packet overtakes some still propagating (the
-                // event of the head it displaces turns stale and is ignored).
-                let at = link.pipe.partition_point(|p| p.key < key);
-                link.pipe.insert(at, InPipe { id, key });
-                if at == 0 {
-                    self.heap.push(key, Event::PipeHead(l as u32));
-                }
-            } else {
-                link.pipe.push_back(InPipe { id, key });
-                if link.pipe.len() == 1 {
-                    self.heap.push(key, Event::PipeHead(l as u32));
-                }
-            }
+            self.heap.push(key, Event::Arrive(l as u32, id));
         } else {
             link.lost_in_tx = Some(id);
         }
@@ -1099,20 +1086,9 @@ impl<M: Metering> Simulator<M> {
         self.start_tx(l);
     }
 
-    fn on_pipe_head(&mut self, l: usize, key: Key) {
-        let Some(link) = self.links.get_mut(l) else {
-            return;
-        };
-        match link.pipe.front() {
-            Some(p) if p.key == key => {}
-            _ => return, // flushed by a link failure
-        }
-        let Some(InPipe { id, .. }) = link.pipe.pop_front() else {
-            return;
-        };
-        if let Some(next) = link.pipe.front() {
-            self.heap.push(next.key, Event::PipeHead(l as u32));
-        }
+    /// Packet `id` reaches the far end of link `l` (a link failure removes the arrivals of
+    /// the packets it drops from the scheduler, so every arrival that pops is live).
+    fn on_arrive(&mut self, l: usize, id: u32) {
         let link = &mut self.links[l];
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
         if let Some(m) = &mut link.loss {
@@ -1200,10 +1176,20 @@ impl<M: Metering> Simulator<M> {
             let mut victims: Vec<u32> = slots.into_iter().map(|s| self.unslot(s)).collect();
             let link = &mut self.links[l];
             victims.extend(link.lost_in_tx.take());
-            victims.extend(link.pipe.drain(..).map(|p| p.id));
             link.busy = false;
             link.tx_done = None;
             link.tx_done_lazy = false;
+            // Packets propagating: their arrival events, in the order they would have arrived.
+            let l32 = l as u32;
+            victims.extend(
+                self.heap
+                    .extract(|e| matches!(*e, Event::Arrive(x, _) if x == l32))
+                    .into_iter()
+                    .filter_map(|(_, e)| match e {
+                        Event::Arrive(_, id) => Some(id),
+                        _ => None,
+                    }),
+            );
             for id in victims {
                 self.drop_id(Some(l), id, DropCause::Down);
             }
@@ -1278,6 +1264,14 @@ impl<M: Metering> Simulator<M> {
                 self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         }
+        // Packets propagating.
+        let (store, flows) = (&self.store, &mut self.flows);
+        self.heap.for_each(|_, e| {
+            if let Event::Arrive(_, id) = *e {
+                let p = &store[id];
+                flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
+            }
+        });
         // Packets in host stages are sent but not yet delivered.
         for a in &self.agents {
             for id in a.egress.packets().chain(a.ingress.packets()) {

@@ -1,7 +1,7 @@
 //! The simulator's packet store. A packet lives here from the moment it enters the network
-//! until it is delivered or dropped; queues and propagation pipes hold 4-byte handles
-//! ([`crate::queue::Slot`], `link::InPipe`) instead of moving the 128-byte packet at every
-//! enqueue, dequeue, pipe push and pipe pop. Freed slots are reused last-in first-out, so the
+//! until it is delivered or dropped; queues and arrival events hold 4-byte handles
+//! ([`crate::queue::Slot`], `Event::Arrive`) instead of moving the 128-byte packet at every
+//! enqueue, dequeue and hop. Freed slots are reused last-in first-out, so the
 //! store stays as large as the most packets ever in the network at once and recently touched
 //! (cached) slots are reused first; nothing is allocated per packet once it has grown.
 
