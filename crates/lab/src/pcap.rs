@@ -25,15 +25,19 @@
 //!   bits as identification.
 //!
 //! The headers are built by `etherparse` and the files written by `pcap-file`.
+//!
+//! [`DatagramPcap`] writes real UDP datagrams the same way (`tfrclab send --pcap`, `recv
+//! --pcap`): what the caller's socket sent and received, at wall-clock time.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use etherparse::{
-    IpEcn, IpHeaders, IpNumber, Ipv4Header, PacketBuilder, TcpHeader, TcpOptionElement,
+    IpEcn, IpHeaders, IpNumber, Ipv4Header, Ipv6Header, PacketBuilder, TcpHeader, TcpOptionElement,
 };
 use netsim::packet::{Direction, Header, Packet};
 use netsim::trace::{TraceEvent, TraceLine, TraceSink};
@@ -175,22 +179,7 @@ impl PcapSink {
                 "{}.pcap",
                 crate::output::file_stem(&s.links[i].name)
             ));
-            let f = File::create(&path)
-                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            let header = PcapHeader {
-                version_major: 2,
-                version_minor: 4,
-                ts_correction: 0,
-                ts_accuracy: 0,
-                snaplen: SNAPLEN,
-                datalink: DataLink::RAW,
-                ts_resolution: TsResolution::NanoSecond,
-                endianness: Endianness::Little,
-            };
-            files[i] = Some(
-                PcapWriter::with_header(BufWriter::new(f), header)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-            );
+            files[i] = Some(create_file(&path, SNAPLEN)?);
         }
         let mut links = HashMap::new();
         for (i, l) in s.links.iter().enumerate() {
@@ -360,6 +349,164 @@ impl PcapSink {
 /// The model's time in microseconds, as a TCP timestamp (wrapping).
 fn micros(t: netsim::Time) -> u32 {
     (t.as_nanos() / 1_000) as u32
+}
+
+/// A nanosecond pcap file of raw IP frames (`LINKTYPE_RAW`) at `path`, keeping `snaplen`
+/// bytes of each.
+fn create_file(path: &Path, snaplen: u32) -> Result<PcapWriter<BufWriter<File>>, String> {
+    let f = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let header = PcapHeader {
+        version_major: 2,
+        version_minor: 4,
+        ts_correction: 0,
+        ts_accuracy: 0,
+        snaplen,
+        datalink: DataLink::RAW,
+        ts_resolution: TsResolution::NanoSecond,
+        endianness: Endianness::Little,
+    };
+    PcapWriter::with_header(BufWriter::new(f), header)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A pcap file of real UDP datagrams (`tfrclab send --pcap FILE`, `recv --pcap FILE`): each
+/// datagram as an IPv4 or IPv6 frame with its real addresses, ports, TTL (hop limit) and ECN
+/// bits, whole (the payload is the transport's frame, which the dissector reads), at its
+/// wall-clock time to the nanosecond. The caller gives it what its socket sent and received
+/// (`tfrc_udp::capture`); this writer knows nothing of sockets.
+pub struct DatagramPcap {
+    path: PathBuf,
+    w: Option<PcapWriter<BufWriter<File>>>,
+    buf: Vec<u8>,
+    packets: u64,
+    /// The first write error: the file stops there, and [`finish`](Self::finish) reports it.
+    error: Option<String>,
+}
+
+impl std::fmt::Debug for DatagramPcap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DatagramPcap")
+            .field("path", &self.path)
+            .field("packets", &self.packets)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Largest frame kept whole: an IPv6 header and the largest UDP datagram.
+const DATAGRAM_SNAPLEN: u32 = 40 + 65_535;
+
+impl DatagramPcap {
+    /// Create (or truncate) the file at `path`; the error names the path and what is wrong.
+    pub fn create(path: &Path) -> Result<DatagramPcap, String> {
+        if path.is_dir() {
+            return Err(format!(
+                "{}: is a folder (expected a file name, e.g. send.pcap)",
+                path.display()
+            ));
+        }
+        match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() && !d.is_dir() => {
+                return Err(format!(
+                    "{}: the folder {} does not exist",
+                    path.display(),
+                    d.display()
+                ))
+            }
+            _ => {}
+        }
+        Ok(DatagramPcap {
+            path: path.to_path_buf(),
+            w: Some(create_file(path, DATAGRAM_SNAPLEN)?),
+            buf: Vec::with_capacity(2048),
+            packets: 0,
+            error: None,
+        })
+    }
+
+    /// Append one datagram from `src` to `dst`, sent or received at `realtime_ns` (nanoseconds
+    /// since 1970) with IP TTL `ttl` and ECN bits `ecn`. Both addresses must be of one family.
+    pub fn write(
+        &mut self,
+        realtime_ns: u64,
+        src: SocketAddr,
+        dst: SocketAddr,
+        ttl: u8,
+        ecn: u8,
+        payload: &[u8],
+    ) {
+        let Some(w) = &mut self.w else { return };
+        self.buf.clear();
+        let built = udp_frame(&mut self.buf, src, dst, ttl, ecn, payload).and_then(|()| {
+            let pkt = PcapPacket::new(
+                Duration::from_nanos(realtime_ns),
+                self.buf.len() as u32,
+                &self.buf,
+            );
+            w.write_packet(&pkt).map(|_| ()).map_err(|e| e.to_string())
+        });
+        match built {
+            Ok(()) => self.packets += 1,
+            Err(e) => {
+                self.error = Some(format!("cannot write {}: {e}", self.path.display()));
+                self.w = None;
+            }
+        }
+    }
+
+    /// Datagrams written so far.
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Flush the file; the number of datagrams written, or the first error.
+    pub fn finish(&mut self) -> Result<u64, String> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some(w) = self.w.take() {
+            io::Write::flush(&mut w.into_writer())
+                .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+        }
+        Ok(self.packets)
+    }
+}
+
+/// An IPv4 or IPv6 frame of a UDP datagram, into `buf`.
+fn udp_frame(
+    buf: &mut Vec<u8>,
+    src: SocketAddr,
+    dst: SocketAddr,
+    ttl: u8,
+    ecn: u8,
+    payload: &[u8],
+) -> Result<(), String> {
+    let builder = match (src, dst) {
+        (SocketAddr::V4(s), SocketAddr::V4(d)) => {
+            let mut ip = Ipv4Header::new(0, ttl, IpNumber::UDP, s.ip().octets(), d.ip().octets())
+                .map_err(|e| e.to_string())?;
+            // Linux sets DF on UDP (path MTU discovery on by default).
+            ip.dont_fragment = true;
+            ip.ecn = IpEcn::try_new(ecn & 3).map_err(|e| e.to_string())?;
+            PacketBuilder::ip(IpHeaders::Ipv4(ip, Default::default()))
+        }
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => {
+            let ip = Ipv6Header {
+                traffic_class: ecn & 3,
+                flow_label: Default::default(),
+                payload_length: 0,
+                next_header: IpNumber::UDP,
+                hop_limit: ttl,
+                source: s.ip().octets(),
+                destination: d.ip().octets(),
+            };
+            PacketBuilder::ip(IpHeaders::Ipv6(ip, Default::default()))
+        }
+        _ => return Err(format!("{src} and {dst} are of different families")),
+    };
+    builder
+        .udp(src.port(), dst.port())
+        .write(buf, payload)
+        .map_err(|e| e.to_string())
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -285,6 +285,7 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
                 window_init: *window_init,
                 packet_size: flow.packet_size,
                 overhead: *overhead,
+                ecn: flow.ecn,
                 ..TcpConfig::ns2(v)
             };
             let sink = TcpSinkConfig {
@@ -541,7 +542,8 @@ pub fn build_traced<M: netsim::Metering>(
         if s.protection.flows.contains(&i) {
             b.protect_flow(id, true);
         }
-        if f.ecn {
+        // A TCP sender marks its own packets ECT (all but the SYN, which asks for ECN).
+        if f.ecn && !matches!(f.kind, FlowKind::Tcp { .. }) {
             b.ecn_capable_flow(id, true);
         }
         if classify && matches!(f.kind, FlowKind::Tfrc { .. }) {

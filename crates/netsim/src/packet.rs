@@ -66,6 +66,12 @@ pub struct TcpHeader {
     pub ts_echo: Time,
     /// Set on the SYN.
     pub syn: bool,
+    /// ECN-Echo (RFC 3168's ECE, NS-2's `ecnecho()`): on an ACK, the sink saw a CE mark the
+    /// sender has not yet answered with CWR; on an ECN-capable sender's SYN, the request for ECN.
+    pub ece: bool,
+    /// Congestion Window Reduced (RFC 3168's CWR, NS-2's `cong_action()`): the first packet the
+    /// sender sends after cutting its window.
+    pub cwr: bool,
     /// SACK blocks (ACKs of `Agent/TCPSink/Sack1`; empty otherwise).
     pub sack: SackBlocks,
 }

@@ -382,9 +382,10 @@ pub struct Flow {
     pub stop: Duration,
     /// `packet_size`: payload bytes (tcp and tfrc default 1000, udp 210).
     pub packet_size: u32,
-    /// `ecn` (tfrc flows; default false): the data packets are ECN-capable (NS-2's `ecn_`), so
-    /// a RED queue with `setbit` marks them instead of dropping them early, and the receiver
-    /// counts each mark as a loss (RFC 5348 §5.1).
+    /// `ecn` (tfrc and tcp flows except CUBIC and the Linux model; default false): the data
+    /// packets are ECN-capable (NS-2's `ecn_`), so a RED queue with `setbit` marks them instead
+    /// of dropping them early. The TFRC receiver counts each mark as a loss (RFC 5348 §5.1); the TCP sink
+    /// echoes it (ECE) and the sender halves its window once per window of data (RFC 3168).
     pub ecn: bool,
     /// Kind and kind-specific settings.
     pub kind: FlowKind,

@@ -1860,16 +1860,26 @@ fn flow_spec(
         );
     }
     if let Some(e) = &f.ecn {
+        let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
+        let linux = f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
         match kind_name {
             "tfrc" => {}
-            "tcp" if !*e.get_ref() => {}
+            "tcp" if !*e.get_ref() || !(cubic || linux) => {}
             "tcp" => cx.err(
                 e.span(),
-                format!(
-                    "flow \"{name}\": ecn = true on a tcp flow; the TCP agents do not yet echo or \
-                     answer ECN marks (issue 31), so a marking queue would get no response"
-                ),
-                "ecn on tfrc flows (or ecn = false)".to_string(),
+                if linux {
+                    format!(
+                        "flow \"{name}\": ecn = true with profile = \"linux\"; the Linux TCP model \
+                         does not negotiate or answer ECN (docs/simulator.md)"
+                    )
+                } else {
+                    format!(
+                        "flow \"{name}\": ecn = true with variant = \"cubic\"; the CUBIC agent \
+                         (NS-2's Agent/TCP/Linux) does not answer ECN marks"
+                    )
+                },
+                "ecn = true with variant \"tahoe\", \"reno\", \"newreno\" or \"sack\" (or ecn = false)"
+                    .to_string(),
             ),
             _ => cx.err(
                 e.span(),

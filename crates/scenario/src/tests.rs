@@ -872,8 +872,8 @@ fn max_events_is_a_positive_budget() {
     );
 }
 
-/// `ecn` on a TFRC flow sets `Flow::ecn`; on a TCP flow `ecn = true` is refused (its agents
-/// do not answer marks yet), on a UDP flow the key is refused.
+/// `ecn` on a TFRC or TCP flow sets `Flow::ecn`; with CUBIC or the Linux model `ecn = true` is
+/// refused (their agents do not answer marks), on a UDP flow the key is refused.
 #[test]
 fn ecn_key() {
     let t = with_tfrc_line("ecn = true");
@@ -883,7 +883,25 @@ fn ecn_key() {
     let s = Scenario::parse("ecn.toml", GOOD).unwrap();
     assert!(!s.flows[0].ecn);
     let t = GOOD.replace("window = 100", "window = 100\necn = true");
-    one_at(&t, "true", "ecn = true on a tcp flow", "ecn on tfrc flows");
+    let s = Scenario::parse("ecn.toml", &t).unwrap();
+    assert!(s.flows[1].ecn);
+    let t = t.replace("variant = \"tahoe\"", "variant = \"cubic\"");
+    one_at(
+        &t,
+        "true",
+        "ecn = true with variant = \"cubic\"",
+        "\"sack\" (or ecn = false)",
+    );
+    let t = t.replace(
+        "variant = \"cubic\"",
+        "variant = \"reno\"\nprofile = \"linux\"",
+    );
+    one_at(
+        &t,
+        "true",
+        "ecn = true with profile = \"linux\"",
+        "\"sack\" (or ecn = false)",
+    );
     let t = GOOD.replace("window = 100", "window = 100\necn = false");
     assert!(Scenario::parse("ecn.toml", &t).is_ok());
 }

@@ -16,6 +16,7 @@ use tokio::io::Interest;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use crate::capture::Tap;
 use crate::sender::engine::{SenderEngine, Transmit};
 use crate::sender::{prepare, SendError, SenderOptions, SenderReport, Source};
 use crate::sys;
@@ -35,6 +36,7 @@ struct Driver {
     to: SocketAddr,
     eng: SenderEngine,
     buf: Vec<u8>,
+    tap: Option<Tap>,
 }
 
 impl Driver {
@@ -44,6 +46,9 @@ impl Driver {
             let r = self.sock.try_io(Interest::READABLE, || {
                 sys::recv_from(&self.std, &mut self.buf)
             });
+            if let (Ok(m), Some(t)) = (&r, &mut self.tap) {
+                t.received(m, &self.buf[..m.len.min(self.buf.len())]);
+            }
             match r {
                 Ok(m) if m.truncated || m.from != Some(self.to) => {
                     self.eng.on_stray_datagram(m.truncated)
@@ -74,7 +79,12 @@ impl Driver {
         let r = self.sock.try_io(Interest::WRITABLE, || {
             sys::send_to(&self.std, &t.datagram, &self.to, t.ttl)
         });
-        let Err(e) = r else { return true };
+        let Err(e) = r else {
+            if let Some(tap) = &mut self.tap {
+                tap.sent(self.to, &t.datagram, t.ttl);
+            }
+            return true;
+        };
         match sys::send_fail(&e) {
             sys::SendFail::Blocked => {
                 self.eng.on_send_refused(crate::now(), t, false);
@@ -128,7 +138,8 @@ impl AsyncSender {
                 "the async sender carries the application's messages (Source::Messages)",
             ));
         }
-        let (opts, std) = prepare(to, opts)?;
+        let (mut opts, std) = prepare(to, opts)?;
+        let tap = Tap::new(opts.capture.take(), &std);
         let sock = tokio::net::UdpSocket::from_std(std.try_clone()?)?;
         let max_msg = opts.profile.sender.segment_size as usize;
         let host_queue = opts.host_queue;
@@ -138,6 +149,7 @@ impl AsyncSender {
             sock,
             to,
             eng,
+            tap,
             buf: vec![0u8; crate::RECV_BUF],
         };
         // The handshake, awaited by the caller.
@@ -153,8 +165,10 @@ impl AsyncSender {
             d.wait().await;
         }
         // As the thread sender: ECN-capable data once both ends agreed.
-        if d.eng.ecn() {
-            let _ = sys::set_ecn_capable(&d.std);
+        if d.eng.ecn() && sys::set_ecn_capable(&d.std).is_ok() {
+            if let Some(t) = &mut d.tap {
+                t.ecn = sys::ECT0;
+            }
         }
         let (msgs, mut rx) = mpsc::channel::<Vec<u8>>(opts.queue.max(1));
         let (rate_tx, rate) = watch::channel(0.0f64);

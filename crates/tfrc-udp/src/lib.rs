@@ -25,6 +25,10 @@
 //!   tampered, truncated and replayed datagrams are dropped and counted. Seed 000's
 //!   RSA-OAEP exchange (E6) stays available as an explicitly unauthenticated mode.
 //!
+//! - Capture ([`capture`]): off by default; with a sink in the options, every datagram the
+//!   sender or receiver puts on or reads from its socket, with its addresses, TTL, ECN field
+//!   and time (`tfrclab send --pcap`, `recv --pcap`).
+//!
 //! The framing around `tfrc::wire` is in [`frame`]; `docs/real-network.md` has the tables and
 //! the measured figures, `docs/security.md` the threat model.
 //!
@@ -46,6 +50,7 @@
 pub mod admission;
 #[cfg(feature = "tokio")]
 pub mod async_sender;
+pub mod capture;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -29,6 +29,7 @@ use tfrc_protect::{
 };
 
 use crate::admission::{Budgets, HandshakeBudget, UsedTokens};
+use crate::capture::{Capture, Tap};
 use crate::frame::{self, Hello, Kind, Mode};
 pub use crate::inbox::Delivered;
 use crate::inbox::{Inbox, SharedInbox};
@@ -84,6 +85,9 @@ pub struct ReceiverOptions {
     /// and counts a Congestion Experienced mark as a loss event (RFC 5348 §5.1). On by default;
     /// [`Receiver::bind`] turns it off when the socket cannot report the field.
     pub ecn: bool,
+    /// [`Receiver`]: give every datagram received and sent to this sink
+    /// ([`crate::capture`]); none: no capture, at the cost of one branch per socket call.
+    pub capture: Option<Capture>,
 }
 
 impl Default for ReceiverOptions {
@@ -105,6 +109,7 @@ impl Default for ReceiverOptions {
             max_sessions_per_address: 4,
             sessions: Some(1),
             ecn: true,
+            capture: None,
         }
     }
 }
@@ -1295,6 +1300,7 @@ impl Receiver {
         // load), so a failure here is not fatal.
         let _ = sys::enable_rx_timestamps(&sock);
         let local = sock.local_addr()?;
+        let tap = Tap::new(opts.capture.take(), &sock);
         let engine = ReceiverEngine::new(opts.clone(), crate::host_id())?;
         let inbox = engine.shared_inbox();
         let shared = Arc::new(Shared {
@@ -1308,7 +1314,7 @@ impl Receiver {
         let thread = std::thread::Builder::new()
             .name("tfrc-udp-recv".into())
             .spawn(move || {
-                let r = run(sock, engine, opts, &sh);
+                let r = run(sock, engine, opts, &sh, tap);
                 // Whatever happened, readers must not wait for more.
                 ib.lock().close();
                 ib.notify();
@@ -1424,6 +1430,7 @@ fn run(
     mut engine: ReceiverEngine,
     opts: ReceiverOptions,
     shared: &Shared,
+    mut tap: Option<Tap>,
 ) -> io::Result<ReceiverReport> {
     let mut buf = vec![0u8; crate::RECV_BUF];
     let started = crate::now();
@@ -1443,6 +1450,9 @@ fn run(
                 Ok(m) => {
                     let Some(from) = m.from else { continue };
                     let n = m.len.min(buf.len());
+                    if let Some(t) = &mut tap {
+                        t.received(&m, &buf[..n]);
+                    }
                     let read = crate::now();
                     let at = m
                         .rx_realtime_ns
@@ -1464,7 +1474,11 @@ fn run(
         last = now;
         engine.on_timeout(now);
         while let Some((d, to)) = engine.poll_transmit() {
-            let _ = sys::send_to(&sock, &d, &to, None);
+            if sys::send_to(&sock, &d, &to, None).is_ok() {
+                if let Some(t) = &mut tap {
+                    t.sent(to, &d, None);
+                }
+            }
         }
         if now >= next_publish {
             publish(&engine, shared);

@@ -20,6 +20,7 @@ use tfrc::wire;
 use tfrc::{Profile, Time};
 use tfrc_protect::{Opener, StaticKeypair};
 
+use crate::capture::{Capture, Tap};
 use crate::frame::{self, Hello, Kind, Mode};
 use crate::stats::{Drops, FlowSummary, ReceiverReport};
 use crate::sys;
@@ -156,6 +157,9 @@ pub struct SenderOptions {
     /// (ECT(0)) and a router's Congestion Experienced mark is a loss event at the receiver
     /// (RFC 5348 §5.1), so the sender slows without a packet being dropped.
     pub ecn: bool,
+    /// Give every datagram sent and received to this sink ([`crate::capture`]); none: no
+    /// capture, at the cost of one branch per socket call.
+    pub capture: Option<Capture>,
 }
 
 impl Default for SenderOptions {
@@ -177,6 +181,7 @@ impl Default for SenderOptions {
             host_queue: HostQueue::Small,
             feedback_log: None,
             ecn: false,
+            capture: None,
         }
     }
 }
@@ -264,6 +269,27 @@ pub struct SenderStats {
     /// A thread that is descheduled on a busy machine sends late: this says by how much.
     #[serde(default)]
     pub wake_lateness_us: Option<[f64; 3]>,
+}
+
+impl SenderStats {
+    /// One line of live status (`tfrclab send` redraws it on a terminal).
+    pub fn status_line(&self) -> String {
+        format!(
+            "send {:6.1}s  X {:8.3} Mb/s  X_recv {:8.3} Mb/s  RTT {}  p {:.5}  sent {}{}",
+            self.elapsed_s,
+            self.x_bps / 1e6,
+            self.x_recv_bps / 1e6,
+            self.rtt_s
+                .map_or("-".to_string(), |r| format!("{:.2} ms", r * 1e3)),
+            self.p,
+            self.packets_sent,
+            if self.slow_start {
+                "  (slow start)"
+            } else {
+                ""
+            },
+        )
+    }
 }
 
 /// Lateness of timed wake-ups in a fixed histogram (1-µs bins below 1 ms, 1-ms bins up to
@@ -874,6 +900,7 @@ fn read_all(
     to: SocketAddr,
     eng: &mut SenderEngine,
     buf: &mut [u8],
+    tap: &mut Option<Tap>,
 ) -> Vec<EngineEvent> {
     let mut events = Vec::new();
     for _ in 0..256 {
@@ -884,6 +911,9 @@ fn read_all(
             // from the error queue separately.
             Err(_) => continue,
         };
+        if let Some(t) = tap {
+            t.received(&m, &buf[..m.len.min(buf.len())]);
+        }
         if m.truncated || m.from != Some(to) {
             eng.on_stray_datagram(m.truncated);
             continue;
@@ -899,8 +929,17 @@ fn read_all(
 
 /// Send one datagram of the engine's; tell it when the host refused or failed. Returns false
 /// when the host refused it (wait before sending more).
-fn transmit(sock: &UdpSocket, to: &SocketAddr, eng: &mut SenderEngine, t: &Transmit) -> bool {
+fn transmit(
+    sock: &UdpSocket,
+    to: &SocketAddr,
+    eng: &mut SenderEngine,
+    t: &Transmit,
+    tap: &mut Option<Tap>,
+) -> bool {
     let Err(e) = sys::send_to(sock, &t.datagram, to, t.ttl) else {
+        if let Some(tap) = tap {
+            tap.sent(*to, &t.datagram, t.ttl);
+        }
         return true;
     };
     match sys::send_fail(&e) {
@@ -929,6 +968,7 @@ fn run(
 ) -> io::Result<SenderReport> {
     sys::set_timer_slack(1_000);
     let mut eng = SenderEngine::new(to, &opts, crate::now());
+    let mut tap = Tap::new(opts.capture.take(), &sock);
     let mut buf = vec![0u8; crate::RECV_BUF];
     let fds = [sock.as_raw_fd(), shared.wake.fd()];
 
@@ -939,9 +979,9 @@ fn run(
         }
         let now = crate::now();
         while let Some(t) = eng.poll_transmit(now) {
-            transmit(&sock, &to, &mut eng, &t);
+            transmit(&sock, &to, &mut eng, &t, &mut tap);
         }
-        read_all(&sock, to, &mut eng, &mut buf);
+        read_all(&sock, to, &mut eng, &mut buf, &mut tap);
         if let Some(e) = eng.take_error() {
             let msg = e.to_string();
             let _ = ready.send(Err(e));
@@ -959,8 +999,10 @@ fn run(
     let _ = ready.send(Ok(()));
     // Data ECN-capable once both ends agreed (the handshake itself went Not-ECT). Should the
     // option fail, packets stay Not-ECT: routers drop instead of marking, nothing breaks.
-    if eng.ecn() {
-        let _ = sys::set_ecn_capable(&sock);
+    if eng.ecn() && sys::set_ecn_capable(&sock).is_ok() {
+        if let Some(t) = &mut tap {
+            t.ecn = sys::ECT0;
+        }
     }
 
     let s = opts.profile.sender.segment_size as usize;
@@ -982,7 +1024,7 @@ fn run(
     while !eng.is_closed() {
         let now = crate::now();
         // 1. Feedback (and, closing, the FIN_ACK).
-        for ev in read_all(&sock, to, &mut eng, &mut buf) {
+        for ev in read_all(&sock, to, &mut eng, &mut buf, &mut tap) {
             if let (EngineEvent::Feedback, Some(w)) = (ev, log.as_mut()) {
                 let now = crate::now();
                 let stats = eng.stats_at(now);
@@ -1071,7 +1113,7 @@ fn run(
         }
         // 3. Transmit whatever the engine allows now (data, or FINs when closing).
         while let Some(t) = eng.poll_transmit(now) {
-            if !transmit(&sock, &to, &mut eng, &t) {
+            if !transmit(&sock, &to, &mut eng, &t, &mut tap) {
                 break;
             }
         }

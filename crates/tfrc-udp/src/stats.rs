@@ -286,6 +286,32 @@ pub struct FlowSummary {
     pub smoothness_cov: Option<f64>,
 }
 
+impl FlowSummary {
+    /// Print as `name value` lines under the metric names of `summary.json` (`tfrclab send`
+    /// and `recv`'s summary; `null` for an unknown figure).
+    pub fn write_lines(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let opt = |v: Option<f64>| v.map_or("null".to_string(), |x| format!("{x:.6}"));
+        writeln!(out, "name              {}", self.name)?;
+        writeln!(out, "kind              {}", self.kind)?;
+        writeln!(out, "sent_packets      {}", self.sent_packets)?;
+        writeln!(out, "received_packets  {}", self.received_packets)?;
+        writeln!(out, "dropped_packets   {}", self.dropped_packets)?;
+        writeln!(out, "generated_packets {}", self.generated_packets)?;
+        writeln!(out, "throughput_bps    {:.0}", self.throughput_bps)?;
+        writeln!(out, "goodput_bps       {:.0}", self.goodput_bps)?;
+        writeln!(out, "loss_rate         {:.6}", self.loss_rate)?;
+        writeln!(out, "pdr               {:.6}", self.pdr)?;
+        writeln!(out, "delay_mean_s      {}", opt(self.delay_mean_s))?;
+        writeln!(out, "delay_median_s    {}", opt(self.delay_median_s))?;
+        writeln!(out, "delay_p95_s       {}", opt(self.delay_p95_s))?;
+        writeln!(out, "delay_p99_s       {}", opt(self.delay_p99_s))?;
+        writeln!(out, "jitter_mean_s     {}", opt(self.jitter_mean_s))?;
+        writeln!(out, "jitter_range_s    {}", opt(self.jitter_range_s))?;
+        writeln!(out, "jitter_rfc3550_s  {}", opt(self.jitter_rfc3550_s))?;
+        writeln!(out, "smoothness_cov    {}", opt(self.smoothness_cov))
+    }
+}
+
 /// What the receiver measured over a session; the FIN_ACK carries it to the sender.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReceiverReport {
@@ -373,6 +399,25 @@ pub struct ReceiverReport {
 }
 
 impl ReceiverReport {
+    /// One line of live status (`tfrclab recv` redraws it on a terminal).
+    pub fn status_line(&self) -> String {
+        let mbps = if self.span_s > 0.0 {
+            self.wire_bytes as f64 * 8.0 / self.span_s / 1e6
+        } else {
+            0.0
+        };
+        format!(
+            "recv {:6.1}s  {:8.3} Mb/s  p {:.5}  packets {}  lost {}  drops {}  hops {}",
+            self.span_s,
+            mbps,
+            self.p,
+            self.packets,
+            self.lost_packets,
+            self.drops.total(),
+            self.hops.map_or("-".to_string(), |h| h.to_string()),
+        )
+    }
+
     /// The flow summary, with `sent` data packets at the sender, `generated` by its
     /// application, and the sender's smoothness if known.
     pub fn flow_summary(

@@ -15,11 +15,14 @@
 //! budget: about 5 s (a 3-s simulation, four tshark runs).
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
 
 use netsim::packet::{Direction, Header};
+
+mod common;
+
+use common::{nanos, tshark};
 use netsim::trace::{TraceEvent, TraceLine, TraceSink};
 
 const SCENARIO: &str = r#"name = "pcap"
@@ -75,10 +78,6 @@ to = "d1"
 start = "0.2s"
 "#;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// What the simulator held, per packet event of interest.
 #[derive(Clone, Debug)]
 enum Logged {
@@ -121,50 +120,9 @@ impl TraceSink for Log {
     }
 }
 
-fn tshark(file: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
-    let lua = repo().join("tools/wireshark/tfrc.lua");
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-X")
-        .arg(format!("lua_script:{}", lua.display()))
-        .args(["-n", "-r"])
-        .arg(file)
-        .args([
-            "-Y",
-            filter,
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-            "-E",
-            "occurrence=a",
-        ]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("tshark is needed (Debian: apt-get install tshark; scripts/setup installs it): {e}")
-    });
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('|').map(String::from).collect())
-        .collect()
-}
-
 fn addr(n: u32) -> String {
     let a = lab::pcap::node_address(n);
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
-}
-
-/// tshark's epoch time ("3.001234567") in nanoseconds, exactly.
-fn nanos(t: &str) -> u64 {
-    let (s, f) = t.split_once('.').unwrap_or((t, "0"));
-    let f = format!("{f:0<9}");
-    s.parse::<u64>().unwrap() * 1_000_000_000 + f[..9].parse::<u64>().unwrap()
 }
 
 fn flag(v: &str) -> bool {

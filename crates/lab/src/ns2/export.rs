@@ -1118,6 +1118,10 @@ impl<'a> Writer<'a> {
                     if cubic {
                         self.line(format!("$src({i}) set timestamps_ true"));
                     }
+                    if flow.ecn {
+                        // ECN-capable: ECT data, ECE on the SYN; the sink echoes CE marks.
+                        self.line(format!("$src({i}) set ecn_ 1"));
+                    }
                     self.attach(i, a, b, sink);
                     if cubic {
                         // The Linux agent expects RFC 1323 echoes; the module is installed

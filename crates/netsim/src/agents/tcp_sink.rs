@@ -9,6 +9,12 @@
 //! sink `Agent/TCP/Linux` is run against) that of the packet that advanced the cumulative ACK. The delayed-ACK sink holds the ACK
 //! of an in-order packet for up to `interval_`, and ACKs at once a second packet, a packet that
 //! fills a gap (`RFC2581_immediate_ack_`) or the SYN (`SYN_immediate_ack_`).
+//!
+//! ECN (RFC 3168 §6.1.3, as NS-2's `TcpSink::ack` does it): a packet with ECT and CE sets
+//! `ecn_unacked_`, a packet carrying CWR clears it (clearing first, so a packet with both keeps
+//! it set), and every ACK of an ECT packet carries ECE = `ecn_unacked_`. An ACK of a non-ECT
+//! packet carrying ECE (an ECN sender's SYN) carries ECE: the negotiation. A delayed ACK looks
+//! at the held packet's flags too. ACKs themselves are never ECT (`ecn_syn_` false).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -217,7 +223,31 @@ pub struct TcpSink {
     delack_timer: Option<Time>,
     /// SACK block generation (`Sack1` sinks; boxed: most sinks have none).
     sacker: Option<Box<Sacker>>,
+    /// A CE mark not yet answered by the sender's CWR (`ecn_unacked_`).
+    ecn_unacked: bool,
+    /// ECN flags of the packet whose ACK is being delayed (`save_`).
+    held_flags: Option<EcnFlags>,
     stats: TcpSinkStats,
+}
+
+/// The ECN flags of a received data packet that its ACK depends on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct EcnFlags {
+    ect: bool,
+    ce: bool,
+    cwr: bool,
+    ece: bool,
+}
+
+impl EcnFlags {
+    fn of(pkt: &Packet, hdr: &TcpHeader) -> Self {
+        EcnFlags {
+            ect: pkt.ect,
+            ce: pkt.ce,
+            cwr: hdr.cwr,
+            ece: hdr.ece,
+        }
+    }
 }
 
 impl TcpSink {
@@ -233,6 +263,8 @@ impl TcpSink {
             last_ack_sent: 0,
             delack_timer: None,
             sacker,
+            ecn_unacked: false,
+            held_flags: None,
             stats: TcpSinkStats::default(),
         }
     }
@@ -282,8 +314,29 @@ impl TcpSink {
         self.stats.bytes_in_order += bytes;
     }
 
-    /// `TcpSink::ack()`: send the cumulative ACK.
-    fn ack(&mut self, ctx: &mut AgentCtx<'_>) {
+    /// The ECE bit of the ACK of a packet with flags `of` (and `held`, the delayed one), after
+    /// updating `ecn_unacked_` from them, in NS-2's order: CWR clears, then CE sets.
+    fn ecn_echo(&mut self, of: EcnFlags, held: Option<EcnFlags>) -> bool {
+        let both = [Some(of), held];
+        let flags = both.iter().flatten();
+        if flags.clone().any(|f| f.cwr) {
+            self.ecn_unacked = false;
+        }
+        if flags.clone().any(|f| f.ect && f.ce) {
+            self.ecn_unacked = true;
+        }
+        let mut ece = flags.clone().any(|f| f.ect) && self.ecn_unacked;
+        // ECN negotiation: a non-ECT packet carrying ECE is an ECN-capable sender's SYN.
+        if flags.clone().any(|f| !f.ect && f.ece) {
+            ece = true;
+        }
+        ece
+    }
+
+    /// `TcpSink::ack()`: send the cumulative ACK of a packet with ECN flags `of`.
+    fn ack(&mut self, of: EcnFlags, ctx: &mut AgentCtx<'_>) {
+        let held = self.held_flags.take();
+        let ece = self.ecn_echo(of, held);
         let seqno = self.ack_number();
         let sack = self.sacker.as_mut().map(|s| s.blocks()).unwrap_or_default();
         let hdr = TcpHeader {
@@ -291,6 +344,8 @@ impl TcpSink {
             ts: ctx.now(),
             ts_echo: self.ts_to_echo,
             syn: false,
+            ece,
+            cwr: false,
             sack,
         };
         // Each SACK block adds 8 bytes (two 4-byte edges), as NS-2 counts it.
@@ -313,6 +368,7 @@ impl Agent for TcpSink {
             _ => return,
         };
         self.stats.packets += 1;
+        let flags = EcnFlags::of(pkt, &hdr);
         self.update_ts(hdr.seqno, hdr.ts);
         self.update(hdr.seqno, pkt.size);
         if let Some(s) = self.sacker.as_mut() {
@@ -326,6 +382,7 @@ impl Agent for TcpSink {
                 if !fills_gap && !syn {
                     let at = ctx.now() + interval;
                     self.delack_timer = Some(at);
+                    self.held_flags = Some(flags);
                     ctx.set_timer(DELACK, at);
                     return;
                 }
@@ -334,12 +391,14 @@ impl Agent for TcpSink {
                 ctx.cancel_timer(DELACK);
             }
         }
-        self.ack(ctx);
+        self.ack(flags, ctx);
     }
 
     fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         self.delack_timer = None;
-        self.ack(ctx);
+        // NS-2 acknowledges the held packet itself (`ack(save_)`).
+        let held = self.held_flags.unwrap_or_default();
+        self.ack(held, ctx);
     }
 }
 
@@ -614,5 +673,99 @@ mod tests {
         let p = ack_like_data(0, Time::ZERO);
         assert!(h.ctx_call(|s, c| s.on_packet(&p, c)).is_empty());
         assert_eq!(h.sink().stats().packets, 0);
+    }
+
+    /// Deliver `seq` with ECN flags at `ms` to `h`'s sink; the ECE bit of each ACK sent.
+    fn ecn_data(h: &mut H, seq: i64, ms: u64, f: EcnFlags) -> Vec<bool> {
+        h.now = Time::from_nanos(ms * 1_000_000);
+        let pkt = Packet {
+            flow: 1,
+            kind: PacketKind::Tcp,
+            payload: if seq == 0 { 0 } else { 1000 },
+            ect: f.ect,
+            ce: f.ce,
+            header: Header::Tcp(TcpHeader {
+                seqno: seq,
+                ts: h.now,
+                syn: seq == 0,
+                ece: f.ece,
+                cwr: f.cwr,
+                ..TcpHeader::default()
+            }),
+            ..packet(seq, if seq == 0 { 40 } else { 1040 })
+        };
+        let out = h.ctx_call(|s, c| s.on_packet(&pkt, c));
+        out.iter()
+            .map(|p| match &p.header {
+                Header::Tcp(t) => {
+                    assert!(!p.ect, "ACKs are not ECT");
+                    t.ece
+                }
+                _ => panic!("an ACK"),
+            })
+            .collect()
+    }
+
+    const ECT: EcnFlags = EcnFlags {
+        ect: true,
+        ce: false,
+        cwr: false,
+        ece: false,
+    };
+
+    #[test]
+    fn ce_is_echoed_until_cwr() {
+        let mut h = H::new(TcpSinkConfig::ns2());
+        // The ECN SYN (ECE, not ECT) is answered with ECE.
+        let syn = EcnFlags {
+            ect: false,
+            ece: true,
+            ..EcnFlags::default()
+        };
+        assert_eq!(ecn_data(&mut h, 0, 0, syn), vec![true]);
+        assert_eq!(ecn_data(&mut h, 1, 1, ECT), vec![false]);
+        let ce = EcnFlags { ce: true, ..ECT };
+        assert_eq!(ecn_data(&mut h, 2, 2, ce), vec![true]);
+        // Every later ACK of an ECT packet echoes it, marked or not ...
+        assert_eq!(ecn_data(&mut h, 3, 3, ECT), vec![true]);
+        // ... but an ACK of a non-ECT packet carries no ECE.
+        assert_eq!(ecn_data(&mut h, 4, 4, EcnFlags::default()), vec![false]);
+        assert_eq!(ecn_data(&mut h, 5, 5, ECT), vec![true]);
+        // CWR ends it; CWR and CE on one packet: cleared, then set again.
+        let cwr = EcnFlags { cwr: true, ..ECT };
+        assert_eq!(ecn_data(&mut h, 6, 6, cwr), vec![false]);
+        assert_eq!(ecn_data(&mut h, 7, 7, ECT), vec![false]);
+        assert_eq!(
+            ecn_data(&mut h, 8, 8, EcnFlags { ce: true, ..cwr }),
+            vec![true]
+        );
+        // CE without ECT is not a mark (RFC 3168: not-ECT packets are never marked).
+        let mut h = H::new(TcpSinkConfig::ns2());
+        let not_ect_ce = EcnFlags {
+            ce: true,
+            ..EcnFlags::default()
+        };
+        assert_eq!(ecn_data(&mut h, 0, 0, not_ect_ce), vec![false]);
+        assert_eq!(ecn_data(&mut h, 1, 1, ECT), vec![false]);
+    }
+
+    #[test]
+    fn delayed_ack_echoes_the_held_packets_mark() {
+        let mut h = H::new(TcpSinkConfig::ns2_delack());
+        assert_eq!(
+            ecn_data(&mut h, 0, 0, ECT),
+            vec![false],
+            "SYN acked at once"
+        );
+        // Packet 1 (marked) is held; packet 2 (clean) releases the ACK of both: ECE.
+        let ce = EcnFlags { ce: true, ..ECT };
+        assert!(ecn_data(&mut h, 1, 10, ce).is_empty());
+        assert_eq!(ecn_data(&mut h, 2, 11, ECT), vec![true]);
+        // A held packet acked by the timer: its own flags (CWR here) count.
+        let cwr = EcnFlags { cwr: true, ..ECT };
+        assert!(ecn_data(&mut h, 3, 20, cwr).is_empty());
+        h.now = Time::from_nanos(200 * 1_000_000);
+        let out = h.ctx_call(|s, c| s.on_timer(DELACK, c));
+        assert!(matches!(&out[0].header, Header::Tcp(t) if !t.ece));
     }
 }

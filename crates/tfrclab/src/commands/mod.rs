@@ -56,6 +56,35 @@ pub(crate) fn key_file_arg(
         .map_err(|e| format!("{flag} {}: {e}", p.display()))
 }
 
+/// `send`/`recv --pcap FILE`: `lab`'s pcap writer fed by `tfrc_udp`'s capture hook (neither
+/// crate knows the other; docs/wireshark.md).
+pub(crate) struct Pcap(lab::pcap::DatagramPcap);
+
+impl tfrc_udp::capture::CaptureSink for Pcap {
+    fn datagram(&mut self, d: &tfrc_udp::capture::Captured<'_>) {
+        self.0
+            .write(d.realtime_ns, d.src, d.dst, d.ttl, d.ecn, d.datagram);
+    }
+}
+
+type SharedPcap = std::sync::Arc<std::sync::Mutex<Pcap>>;
+
+/// Create `--pcap FILE`'s file, or say why not.
+pub(crate) fn pcap_arg(path: Option<&std::path::Path>) -> Result<Option<SharedPcap>, String> {
+    path.map(|p| lab::pcap::DatagramPcap::create(p).map(|w| SharedPcap::new(Pcap(w).into())))
+        .transpose()
+        .map_err(|e| format!("--pcap: {e}"))
+}
+
+/// Flush `--pcap`'s file once the session is over.
+pub(crate) fn pcap_finish(pcap: Option<SharedPcap>) -> anyhow::Result<()> {
+    if let Some(p) = pcap {
+        let mut p = p.lock().unwrap_or_else(|e| e.into_inner());
+        p.0.finish().map_err(|e| anyhow::anyhow!("--pcap: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Which termination signal arrived, if any.
 pub(crate) struct Signals {
     int: std::sync::Arc<std::sync::atomic::AtomicBool>,

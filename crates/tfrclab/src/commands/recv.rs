@@ -16,7 +16,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use tfrc_udp::{FlowSummary, Receiver, ReceiverOptions, ReceiverReport};
 
-use super::send::{bad_input, print_flow, resolve, Status};
+use super::send::{bad_input, resolve, Status};
 
 /// Arguments of `tfrclab recv`.
 #[derive(Parser, Debug)]
@@ -79,6 +79,10 @@ pub struct Args {
     #[arg(long = "idle-timeout", value_name = "SECONDS", default_value_t = 10.0,
           value_parser = positive)]
     idle_timeout: f64,
+    /// Write every datagram this receiver received and sent to FILE, a pcap file of IP/UDP
+    /// frames with the real addresses (docs/wireshark.md).
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
     /// Flow name in the summary.
     #[arg(long, value_name = "NAME", default_value = "tfrc")]
     name: String,
@@ -118,24 +122,6 @@ struct Output<'a> {
     /// The first session's report (as before sessions were many).
     receiver: &'a ReceiverReport,
     sessions: &'a [ReceiverReport],
-}
-
-fn status_line(r: &ReceiverReport) -> String {
-    let mbps = if r.span_s > 0.0 {
-        r.wire_bytes as f64 * 8.0 / r.span_s / 1e6
-    } else {
-        0.0
-    };
-    format!(
-        "recv {:6.1}s  {:8.3} Mb/s  p {:.5}  packets {}  lost {}  drops {}  hops {}",
-        r.span_s,
-        mbps,
-        r.p,
-        r.packets,
-        r.lost_packets,
-        r.drops.total(),
-        r.hops.map_or("-".to_string(), |h| h.to_string()),
-    )
 }
 
 /// Where delivered data goes.
@@ -231,6 +217,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    let pcap = match super::pcap_arg(args.pcap.as_deref()) {
+        Ok(p) => p,
+        Err(m) => return Ok(bad_input(&m)),
+    };
     let noise_key = match &args.key {
         None => None,
         Some(p) => match super::key_file_arg("--key", p) {
@@ -264,6 +254,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         sessions: (args.sessions > 0).then_some(args.sessions),
         max_sessions: args.max_sessions as usize,
         max_sessions_per_address: args.max_per_address as usize,
+        capture: pcap.clone().map(tfrc_udp::capture::Capture::new),
         ..ReceiverOptions::default()
     };
     let signals = super::Signals::catch()?;
@@ -289,7 +280,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         if std::time::Instant::now() >= next_status {
             let r = rx.report();
             if r.packets > 0 {
-                status.show(&status_line(&r));
+                status.show(&r.status_line());
             }
             next_status = std::time::Instant::now() + Duration::from_millis(250);
         }
@@ -300,6 +291,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .into_iter()
         .filter(|r| r.packets > 0 || r.sender_packets.is_some())
         .collect();
+    super::pcap_finish(pcap)?;
     status.clear();
     let interrupted = signals.exit_code();
     let empty = ReceiverReport::default();
@@ -336,7 +328,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         writeln!(sink, "{}", serde_json::to_string_pretty(&o)?)?;
     } else {
         for (flow, report) in flows.iter().zip(&reports) {
-            print_flow(&mut sink, flow)?;
+            flow.write_lines(&mut sink)?;
             writeln!(sink, "# receiver: {report}")?;
         }
     }

@@ -105,6 +105,10 @@ pub struct Args {
     /// Write one JSON line of sender state per feedback to FILE.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// Write every datagram this sender sent and received to FILE, a pcap file of IP/UDP
+    /// frames with the real addresses (docs/wireshark.md).
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
     /// Flow name in the summary.
     #[arg(long, value_name = "NAME", default_value = "tfrc")]
     name: String,
@@ -242,46 +246,6 @@ impl Status {
     }
 }
 
-fn status_line(s: &SenderStats) -> String {
-    format!(
-        "send {:6.1}s  X {:8.3} Mb/s  X_recv {:8.3} Mb/s  RTT {}  p {:.5}  sent {}{}",
-        s.elapsed_s,
-        s.x_bps / 1e6,
-        s.x_recv_bps / 1e6,
-        s.rtt_s
-            .map_or("-".to_string(), |r| format!("{:.2} ms", r * 1e3)),
-        s.p,
-        s.packets_sent,
-        if s.slow_start { "  (slow start)" } else { "" },
-    )
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map_or("null".to_string(), |x| format!("{x:.6}"))
-}
-
-/// Print a flow summary as `name value` lines under the metric names of `summary.json`.
-pub(crate) fn print_flow(out: &mut dyn Write, f: &FlowSummary) -> io::Result<()> {
-    writeln!(out, "name              {}", f.name)?;
-    writeln!(out, "kind              {}", f.kind)?;
-    writeln!(out, "sent_packets      {}", f.sent_packets)?;
-    writeln!(out, "received_packets  {}", f.received_packets)?;
-    writeln!(out, "dropped_packets   {}", f.dropped_packets)?;
-    writeln!(out, "generated_packets {}", f.generated_packets)?;
-    writeln!(out, "throughput_bps    {:.0}", f.throughput_bps)?;
-    writeln!(out, "goodput_bps       {:.0}", f.goodput_bps)?;
-    writeln!(out, "loss_rate         {:.6}", f.loss_rate)?;
-    writeln!(out, "pdr               {:.6}", f.pdr)?;
-    writeln!(out, "delay_mean_s      {}", opt(f.delay_mean_s))?;
-    writeln!(out, "delay_median_s    {}", opt(f.delay_median_s))?;
-    writeln!(out, "delay_p95_s       {}", opt(f.delay_p95_s))?;
-    writeln!(out, "delay_p99_s       {}", opt(f.delay_p99_s))?;
-    writeln!(out, "jitter_mean_s     {}", opt(f.jitter_mean_s))?;
-    writeln!(out, "jitter_range_s    {}", opt(f.jitter_range_s))?;
-    writeln!(out, "jitter_rfc3550_s  {}", opt(f.jitter_rfc3550_s))?;
-    writeln!(out, "smoothness_cov    {}", opt(f.smoothness_cov))
-}
-
 #[derive(Serialize)]
 struct Output<'a> {
     flows: Vec<&'a FlowSummary>,
@@ -315,6 +279,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Ok(f) => Some(Box::new(io::BufWriter::new(f))),
             Err(e) => return Ok(bad_input(&format!("--log {}: {e}", p.display()))),
         },
+    };
+    let pcap = match super::pcap_arg(args.pcap.as_deref()) {
+        Ok(p) => p,
+        Err(m) => return Ok(bad_input(&m)),
     };
     let source = if input.is_some() {
         Source::Messages
@@ -383,6 +351,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         feedback_log: log,
         host_queue: args.host_queue,
         ecn: args.ecn,
+        capture: pcap.clone().map(tfrc_udp::capture::Capture::new),
         ..SenderOptions::default()
     };
     let signals = super::Signals::catch()?;
@@ -435,7 +404,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             std::thread::sleep(Duration::from_millis(2));
         }
         if std::time::Instant::now() >= next_status {
-            status.show(&status_line(&tx.stats()));
+            status.show(&tx.stats().status_line());
             next_status = std::time::Instant::now() + Duration::from_millis(250);
         }
     }
@@ -452,6 +421,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--input {what}: {e}");
     }
     let report = report?;
+    super::pcap_finish(pcap)?;
     let mut stdout = io::stdout().lock();
     match &report.flow {
         Some(flow) => {
@@ -467,7 +437,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 };
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&o)?)?;
             } else {
-                print_flow(&mut stdout, &f)?;
+                f.write_lines(&mut stdout)?;
                 let r = report.receiver.as_ref();
                 writeln!(
                     stdout,

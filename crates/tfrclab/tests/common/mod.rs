@@ -67,3 +67,48 @@ pub fn require_ns() {
         "the NS-2 simulator `ns` is not on PATH; install NS-2.35 with `apt-get install ns2`"
     );
 }
+
+/// Decode `file` with Debian's tshark and the project's dissector (`tools/wireshark/tfrc.lua`):
+/// the `fields` of each packet that `filter` selects, one row per packet (a field that occurs
+/// more than once keeps its values comma-separated). Panics with the install hint when tshark
+/// cannot be run: a machine without it must fail the tests that need it.
+pub fn tshark(file: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let lua = repo().join("tools/wireshark/tfrc.lua");
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-X")
+        .arg(format!("lua_script:{}", lua.display()))
+        .args(["-n", "-r"])
+        .arg(file)
+        .args([
+            "-Y",
+            filter,
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-E",
+            "occurrence=a",
+        ]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("tshark is needed (Debian: apt-get install tshark; scripts/setup installs it): {e}")
+    });
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('|').map(String::from).collect())
+        .collect()
+}
+
+/// tshark's epoch time ("3.001234567") in nanoseconds, exactly.
+pub fn nanos(t: &str) -> u64 {
+    let (s, f) = t.split_once('.').unwrap_or((t, "0"));
+    let f = format!("{f:0<9}");
+    s.parse::<u64>().unwrap() * 1_000_000_000 + f[..9].parse::<u64>().unwrap()
+}

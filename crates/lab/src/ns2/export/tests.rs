@@ -689,6 +689,19 @@ fn ecn_tfrc_sets_ecn_on_the_agent() {
     assert!(!traced(&parse(BASE)).contains("ecn_"));
 }
 
+/// `ecn = true` on a TCP flow exports NS-2's `ecn_ 1` on its agent (which makes the SYN ask
+/// for ECN and the data ECT; TCPSink echoes marks by itself).
+#[test]
+fn ecn_tcp_sets_ecn_on_the_agent() {
+    let text = BASE.replace(
+        "variant = \"reno\"\nwindow = 33",
+        "variant = \"reno\"\necn = true\nwindow = 33",
+    );
+    let t = traced(&parse(&text));
+    assert!(t.contains("$src(0) set ecn_ 1\n"), "{t}");
+    assert!(t.contains("[new Agent/TCP/Reno]"), "{t}");
+}
+
 /// The family's variants are refused with the reason NS-2.35 lacks each.
 #[test]
 fn family_variants_are_refused_with_the_reason() {

@@ -21,9 +21,19 @@
 //! NS-2 resets every agent when `$ns run` starts: `ssthresh_` becomes `window_` as the script
 //! set it, and `boot_time_` is drawn from NS-2's default RNG (see [`TcpConfig::boot_time`]).
 //!
-//! Not modelled (off in NS-2's defaults): ECN (`ecn_`), the timestamp option (`timestamps_`),
-//! F-RTO, Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, and the
-//! `A` (congestion action) flag NS-2 prints on the first new packet after a window cut.
+//! ECN (`ecn_`, RFC 3168 as NS-2.35 does it; off by default): data packets are ECT, the SYN
+//! carries ECE instead (the request), and an ACK carrying ECE makes the sender halve cwnd and
+//! ssthresh at most once per window of data (`TcpAgent::ecn`: only for an ACK beyond
+//! `recover_`, or after a timeout), without retransmitting. Every window cut sets
+//! `cong_action_`, and the next packet sent carries CWR (`SetCWRonRetransmit_`, NS-2's
+//! default, so a fast retransmission can carry it). Once the sink has echoed ECE on a new ACK
+//! (`ect_`: the SYN's answer), ACKs carrying ECE do not open the window, and a duplicate ACK
+//! that would fast-retransmit within the window an ECN response already cut retransmits
+//! without a second cut. `docs/ns2-reference.md` §1b lists the rules.
+//!
+//! Not modelled (off in NS-2's defaults): the timestamp option (`timestamps_`), F-RTO,
+//! Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, `old_ecn_`, and
+//! the `A` (congestion action) flag in traces (the packets carry CWR; traces do not print it).
 
 pub mod cubic;
 pub mod linux;
@@ -173,6 +183,9 @@ pub struct TcpConfig {
     /// `exit_recovery_fix_` (NewReno): on leaving recovery set `cwnd_` to
     /// min(`ssthresh_`, outstanding).
     pub exit_recovery_fix: bool,
+    /// `ecn_`: ECN-capable (RFC 3168): data packets carry ECT and the sender answers ECE
+    /// (see the [module docs](self)). Tahoe, Reno, NewReno and SACK; not CUBIC.
+    pub ecn: bool,
 }
 
 impl TcpConfig {
@@ -218,6 +231,7 @@ impl TcpConfig {
             partial_window_deflation: true,
             newreno_changes1: true,
             exit_recovery_fix: false,
+            ecn: false,
         }
     }
 
@@ -265,6 +279,8 @@ pub(crate) enum CwndAction {
     Timeout,
     /// Fast recovery ended (`CWND_ACTION_EXITED`).
     Exited,
+    /// ECN response (`CWND_ACTION_ECN`).
+    Ecn,
 }
 
 /// `slowdown()` flags: which of ssthresh and cwnd to cut, and how.
@@ -308,6 +324,8 @@ pub struct TcpSenderStats {
     pub cwnd_cuts: u64,
     /// Largest RTO backoff multiplier reached (`backoff_`; 1 if no timeout ever backed off).
     pub max_backoff: u64,
+    /// Window cuts in answer to ECE (`necnresponses_`).
+    pub ecn_responses: u64,
 }
 
 /// An NS-2 one-way TCP sender with an infinite (FTP) source. See the [module docs](self).
@@ -361,6 +379,14 @@ pub struct TcpSender {
     pub(crate) delsnd_timer: Option<Time>,
     /// `Sack1TcpAgent`'s scoreboard and recovery state (unused by the other variants).
     pub(crate) sack1: sack1::Sack1State,
+    /// A window cut not yet announced with CWR (`cong_action_`).
+    pub(crate) cong_action: bool,
+    /// The sink has echoed ECE on a new ACK (`ect_`): from then on ECE holds back growth.
+    pub(crate) ect: bool,
+    /// An ECN response found cwnd at one packet (`ecn_backoff_`): the next backs off the timer.
+    pub(crate) ecn_backoff: bool,
+    /// The ACK being processed carries ECE.
+    pub(crate) ack_ece: bool,
     pub(crate) stats: TcpSenderStats,
 }
 
@@ -396,6 +422,10 @@ impl TcpSender {
             rtx_timer: None,
             delsnd_timer: None,
             sack1: sack1::Sack1State::default(),
+            cong_action: false,
+            ect: false,
+            ecn_backoff: false,
+            ack_ece: false,
             stats: TcpSenderStats {
                 max_backoff: 1,
                 ..TcpSenderStats::default()
@@ -586,14 +616,23 @@ impl TcpSender {
             )
         };
         let force_set_rtx_timer = self.highest_ack == self.maxseq;
+        // SetCWRonRetransmit_ (NS-2's default): the first packet after a cut carries CWR,
+        // retransmission or not.
+        let cwr = std::mem::take(&mut self.cong_action);
+        // Packet 0 (the SYN, or the first data packet without syn_) asks for ECN with ECE and
+        // is not ECT itself.
+        let first = seqno == 0;
         let header = Header::Tcp(TcpHeader {
             seqno,
             ts: now,
             ts_echo: self.ts_peer,
             syn: is_syn,
+            ece: self.cfg.ecn && first,
+            cwr,
             ..TcpHeader::default()
         });
-        let pkt = ctx.packet(PacketKind::Tcp, size, payload, seqno, header);
+        let mut pkt = ctx.packet(PacketKind::Tcp, size, payload, seqno, header);
+        pkt.ect = self.cfg.ecn && !first;
         ctx.send(pkt);
         self.stats.packets_sent += 1;
         self.stats.payload_bytes_sent += u64::from(payload);
@@ -726,8 +765,59 @@ impl TcpSender {
         if self.ssthresh < 2 {
             self.ssthresh = 2;
         }
+        if self.cwnd < 1.0 {
+            self.cwnd = 1.0;
+        }
+        // Every cut of cwnd is announced with CWR on the next packet.
+        self.cong_action = true;
         self.count = 0;
         self.first_decrease = false;
+    }
+
+    /// `TcpAgent::ecn()`: an ACK of `ack` carries ECE. Halve cwnd and ssthresh, at most once
+    /// per window of data (RFC 3168 §6.1.2): only for an ACK beyond the data outstanding at the
+    /// last cut (`recover_`), or after a timeout. Called before the ACK is processed.
+    pub(crate) fn ecn_response(&mut self, ack: i64) {
+        if ack > self.recover || self.last_cwnd_action == CwndAction::Timeout {
+            self.recover = self.maxseq;
+            self.last_cwnd_action = CwndAction::Ecn;
+            if self.cwnd <= 1.0 {
+                // A second mark at one packet backs the timer off (RFC 3168 §6.1.2).
+                if self.ecn_backoff {
+                    self.rtt.backoff();
+                    self.stats.max_backoff =
+                        self.stats.max_backoff.max(self.rtt.backoff_multiplier());
+                } else {
+                    self.ecn_backoff = true;
+                }
+            } else {
+                self.ecn_backoff = false;
+            }
+            self.slowdown(Slowdown {
+                ssthresh_half: true,
+                cwnd: CwndCut::Half,
+            });
+            self.stats.ecn_responses += 1;
+        }
+    }
+
+    /// The ECN branch of every variant's `dupack_action()`: a fast retransmit is not allowed
+    /// (this window was already cut) but the cut was an ECN response: retransmit without a
+    /// second cut. Returns whether it applies (and records the action).
+    pub(crate) fn ecn_dupack(&mut self) -> bool {
+        if self.cfg.ecn && self.last_cwnd_action == CwndAction::Ecn {
+            self.last_cwnd_action = CwndAction::DupAck;
+            self.stats.fast_retransmits += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `recovered || (!bug_fix_ && !ecn_)`: the start of every variant's `dupack_action()`
+    /// test for a fast retransmit with a cut.
+    pub(crate) fn fast_retransmit_allowed(&self) -> bool {
+        self.highest_ack > self.recover || (!self.cfg.bug_fix && !self.cfg.ecn)
     }
 
     /// `newack()`: a new cumulative ACK. Takes the RTT sample if it covers the timed packet.
@@ -743,7 +833,11 @@ impl TcpSender {
             self.t_seqno = ack + 1;
         }
         if self.rtt_active && ack >= self.rtt_seq {
-            self.rtt.reset_backoff();
+            // Still in ECN-Echo at one packet: keep the backoff.
+            if !self.ect || !self.ecn_backoff || !self.ack_ece {
+                self.rtt.reset_backoff();
+                self.ecn_backoff = false;
+            }
             self.rtt_active = false;
             let tao = now.saturating_since(self.rtt_ts);
             self.rtt
@@ -754,10 +848,19 @@ impl TcpSender {
         }
     }
 
-    /// `recv_newack_helper()`: a new ACK opens the window.
+    /// `recv_newack_helper()`: a new ACK opens the window, unless it carries ECE once ECN is
+    /// on (`ect_`, set by the first new ACK carrying ECE: the SYN's answer).
     pub(crate) fn recv_newack_helper(&mut self, ack: i64, now: Time) {
         self.newack(ack, now);
-        self.opencwnd();
+        if !self.ect || !self.ack_ece {
+            self.opencwnd();
+        }
+        if self.ect && !self.ack_ece {
+            self.ecn_backoff = false;
+        }
+        if !self.ect && self.ack_ece {
+            self.ect = true;
+        }
     }
 
     /// After the first new ACK (the SYN's, with `syn_`), set the initial window
@@ -860,6 +963,10 @@ impl Agent for TcpSender {
         // A real sink never ACKs beyond what was sent; bounding the value keeps sequence
         // arithmetic overflow-free on arbitrary input without changing any genuine ACK.
         let ack = hdr.seqno.clamp(-1, 2 * TCP_MAXSEQ);
+        self.ack_ece = hdr.ece;
+        if hdr.ece && self.cfg.ecn {
+            self.ecn_response(ack);
+        }
         match self.cfg.variant {
             TcpVariant::Tahoe => self.tahoe_recv(ack, ctx),
             TcpVariant::Reno => self.reno_recv(ack, ctx),
@@ -1460,5 +1567,131 @@ mod tests {
         p.header = Header::None;
         assert!(h.deliver(p).is_empty());
         assert_eq!(h.agent.highest_ack(), -1);
+    }
+
+    /// An ACK for `seqno` carrying ECE.
+    fn ece_ack(seqno: i64) -> Packet {
+        let mut p = ack(seqno);
+        if let Header::Tcp(h) = &mut p.header {
+            h.ece = true;
+        }
+        p
+    }
+
+    fn cwr(p: &Packet) -> bool {
+        matches!(&p.header, Header::Tcp(h) if h.cwr)
+    }
+
+    /// An ECN-capable sender of `variant` (window 100) after the SYN exchange (answered with
+    /// ECE) and ACKs up to 6: cwnd 8, packets up to 14 sent.
+    fn ecn_sender(variant: TcpVariant) -> Harness<TcpSender> {
+        let cfg = TcpConfig {
+            window: 100,
+            boot_time: Some(Duration::ZERO),
+            ecn: true,
+            ..TcpConfig::ns2(variant)
+        };
+        let mut h = Harness::new(TcpSender::new(cfg), crate::packet::Direction::Forward);
+        let syn = h.at_ms(0.0).start();
+        assert!(matches!(&syn[0].header, Header::Tcp(t) if t.syn && t.ece));
+        assert!(!syn[0].ect, "the SYN is not ECT");
+        let first = h.at_ms(100.0).deliver(ece_ack(0));
+        assert!(first.iter().all(|p| p.ect), "data is ECT");
+        assert_eq!(
+            h.agent.stats().ecn_responses,
+            0,
+            "the SYN's ECE is the answer"
+        );
+        for a in 1..=6 {
+            h.at_ms(100.0 + a as f64).deliver(ack(a));
+        }
+        assert_eq!(h.agent.cwnd(), 8.0);
+        assert_eq!(h.agent.maxseq(), 14);
+        h
+    }
+
+    #[test]
+    fn ece_halves_once_per_window_then_cwr_on_next_packet() {
+        for variant in [
+            TcpVariant::Tahoe,
+            TcpVariant::Reno,
+            TcpVariant::NewReno,
+            TcpVariant::Sack,
+        ] {
+            let mut h = ecn_sender(variant);
+            // ECE on the ACK of 7: cwnd and ssthresh halve; the ACK does not open the window;
+            // nothing is retransmitted, and the next new packet carries CWR.
+            let out = h.at_ms(110.0).deliver(ece_ack(7));
+            assert_eq!(h.agent.cwnd(), 4.0, "{variant:?}");
+            assert_eq!(h.agent.ssthresh(), 4, "{variant:?}");
+            assert_eq!(h.agent.stats().ecn_responses, 1);
+            assert_eq!(h.agent.stats().retransmissions, 0);
+            // Window 4 from 7: up to 11 allowed, 14 already out: nothing sent yet.
+            assert!(out.is_empty(), "{variant:?}: {:?}", seqs(&out));
+            // More ECE within the same window (up to 14, the maxseq_ at the cut): no cut.
+            let mut out = Vec::new();
+            for a in 8..=11 {
+                out.extend(h.at_ms(110.0 + a as f64).deliver(ece_ack(a)));
+            }
+            assert_eq!(h.agent.cwnd(), 4.0, "{variant:?}");
+            assert_eq!(h.agent.stats().ecn_responses, 1);
+            // The ACK of 11 lets 15 out (window 4); the clean ACK of 12 grows cwnd to 4.25.
+            out.extend(h.at_ms(130.0).deliver(ack(12)));
+            assert_eq!(seqs(&out), vec![15, 16], "{variant:?}");
+            assert!(
+                cwr(&out[0]) && !cwr(&out[1]),
+                "{variant:?}: CWR on the first only"
+            );
+            assert!(out.iter().all(|p| p.ect));
+            // An ECE for data sent after the cut: the next window's response.
+            h.at_ms(140.0).deliver(ack(14));
+            let cwnd = h.agent.cwnd();
+            h.at_ms(150.0).deliver(ece_ack(15));
+            assert_eq!(h.agent.stats().ecn_responses, 2, "{variant:?}");
+            assert_eq!(h.agent.cwnd(), cwnd / 2.0, "{variant:?}");
+            assert_eq!(h.agent.stats().cwnd_cuts, 2);
+        }
+    }
+
+    #[test]
+    fn without_ecn_ece_is_ignored_and_packets_are_not_ect() {
+        let mut h = sender(TcpVariant::Reno, 100);
+        let sent = open(&mut h, 6);
+        assert!(sent.iter().all(|p| !p.ect));
+        h.at_ms(110.0).deliver(ece_ack(7));
+        assert_eq!(h.agent.cwnd(), 9.0);
+        assert_eq!(h.agent.stats().ecn_responses, 0);
+    }
+
+    #[test]
+    fn duplicate_acks_after_an_ecn_cut_retransmit_without_a_second_cut() {
+        for variant in [TcpVariant::Reno, TcpVariant::NewReno, TcpVariant::Sack] {
+            let mut h = ecn_sender(variant);
+            h.at_ms(110.0).deliver(ece_ack(7));
+            assert_eq!(h.agent.cwnd(), 4.0);
+            // Packet 8 lost: three duplicate ACKs of 7 (SACK: each reporting more).
+            let mut out = Vec::new();
+            for (i, right) in [10, 11, 12].into_iter().enumerate() {
+                let p = if variant == TcpVariant::Sack {
+                    sack_ack(7, &[(9, right)])
+                } else {
+                    ack(7)
+                };
+                out.extend(h.at_ms(111.0 + i as f64).deliver(p));
+            }
+            assert!(seqs(&out).contains(&8), "{variant:?}: {:?}", seqs(&out));
+            assert_eq!(h.agent.cwnd(), 4.0, "{variant:?}: no second cut");
+            assert_eq!(h.agent.ssthresh(), 4);
+            assert_eq!(h.agent.stats().cwnd_cuts, 1);
+            assert_eq!(h.agent.stats().fast_retransmits, 1);
+        }
+        // Tahoe goes back to one packet, keeping ssthresh.
+        let mut h = ecn_sender(TcpVariant::Tahoe);
+        h.at_ms(110.0).deliver(ece_ack(7));
+        for i in 0..3 {
+            h.at_ms(111.0 + i as f64).deliver(ack(7));
+        }
+        assert_eq!(h.agent.cwnd(), 1.0);
+        assert_eq!(h.agent.ssthresh(), 4);
     }
 }

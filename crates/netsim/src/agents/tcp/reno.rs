@@ -46,17 +46,24 @@ impl TcpSender {
     /// whether a fast retransmit is allowed during a previous one's recovery and in the order
     /// of the timer reset.
     pub(crate) fn reno_dupack_action(&mut self, newreno: bool, ctx: &mut AgentCtx<'_>) {
-        let recovered = self.highest_ack > self.recover;
         // Reno may fast-retransmit again while still in (its own idea of) recovery.
         let allow_fr = !newreno && self.last_cwnd_action == CwndAction::DupAck;
-        let allowed = recovered
-            || !self.cfg.bug_fix
+        let allowed = self.fast_retransmit_allowed()
             || allow_fr
             || (self.cfg.bugfix_ss && self.highest_ack == 0);
-        if !allowed {
-            return;
-        }
         let now = ctx.now();
+        if !allowed {
+            if self.ecn_dupack() {
+                // This window was cut by ECN: retransmit and inflate, without a second cut.
+                self.reset_rtx_timer(now, true, false);
+                self.output(self.last_ack + 1, ctx);
+                self.dupwnd = i64::from(self.cfg.num_dupacks);
+                return;
+            }
+            if self.cfg.bug_fix {
+                return;
+            }
+        }
         self.recover = self.maxseq;
         if newreno {
             self.reset_rtx_timer(now, true, false);

@@ -346,11 +346,21 @@ impl TcpSender {
     /// `Sack1TcpAgent::dupack_action()`: enter fast recovery unless this window was already
     /// cut (`bugFix_`).
     fn sack1_dupack_action(&mut self, ctx: &mut AgentCtx<'_>) {
-        let recovered = self.highest_ack > self.recover;
-        if !(recovered || !self.cfg.bug_fix || (self.cfg.bugfix_ss && self.highest_ack == 0)) {
-            return;
-        }
         let now = ctx.now();
+        if !(self.fast_retransmit_allowed() || (self.cfg.bugfix_ss && self.highest_ack == 0)) {
+            if self.ecn_dupack() {
+                // This window was cut by ECN: recover the hole without a second cut.
+                self.reset_rtx_timer(now, true, false);
+                self.sack1.pipe = self.maxseq - self.highest_ack - i64::from(self.cfg.num_dupacks);
+                self.sack1.fastrecov = true;
+                self.sack1.scb.mark_retran(self.highest_ack + 1);
+                self.output(self.last_ack + 1, ctx);
+                return;
+            }
+            if self.cfg.bug_fix {
+                return;
+            }
+        }
         self.recover = self.maxseq;
         self.sack1.pipe = self.maxseq - self.highest_ack - i64::from(self.cfg.num_dupacks);
         self.reset_rtx_timer(now, true, false);

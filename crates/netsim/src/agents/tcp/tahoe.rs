@@ -30,12 +30,22 @@ impl TcpSender {
 
     /// `TcpAgent::dupack_action()`.
     fn tahoe_dupack_action(&mut self, ctx: &mut AgentCtx<'_>) {
-        let recovered = self.highest_ack > self.recover;
         // highest_ack_ == 0: the first data packet after the SYN was lost.
         let allowed =
-            recovered || !self.cfg.bug_fix || (self.cfg.bugfix_ss && self.highest_ack == 0);
+            self.fast_retransmit_allowed() || (self.cfg.bugfix_ss && self.highest_ack == 0);
         if !allowed {
-            return;
+            if self.ecn_dupack() {
+                // This window was cut by ECN: back to one packet, go-back-N, ssthresh kept.
+                self.slowdown(Slowdown {
+                    ssthresh_half: false,
+                    cwnd: CwndCut::One,
+                });
+                self.reset_rtx_timer(ctx.now(), false, false);
+                return;
+            }
+            if self.cfg.bug_fix {
+                return;
+            }
         }
         self.recover = self.maxseq;
         self.last_cwnd_action = CwndAction::DupAck;
