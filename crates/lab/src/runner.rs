@@ -507,6 +507,7 @@ pub fn build_traced<M: netsim::Metering>(
     for n in &s.nodes {
         let id = b.add_node(&n.name);
         b.set_untrusted(id, n.untrusted);
+        b.set_processing_jitter(id, n.processing_jitter);
     }
     let mut link_ids = Vec::with_capacity(s.links.len());
     for l in &s.links {

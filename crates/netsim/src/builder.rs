@@ -11,7 +11,9 @@ use crate::agents::AnyAgent;
 use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
-use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, ProtectionCost, TtlExpiry};
+use crate::policy::{
+    EcnCapability, HostStage, Marking, NodePolicy, NodeStage, ProtectionCost, TtlExpiry,
+};
 use crate::queue::Queue;
 use crate::rng::{stream, Component};
 use crate::sim::{
@@ -98,6 +100,7 @@ impl std::error::Error for BuildError {}
 struct NodeSpec {
     name: String,
     policy: NodePolicy,
+    jitter: Duration,
 }
 
 struct LinkSpec {
@@ -181,6 +184,7 @@ impl NetworkBuilder {
         self.nodes.push(NodeSpec {
             name: name.to_string(),
             policy: NodePolicy::Forward,
+            jitter: Duration::ZERO,
         });
         (self.nodes.len() - 1) as NodeId
     }
@@ -210,6 +214,18 @@ impl NetworkBuilder {
             NodePolicy::Forward
         };
         self.set_node_policy(node, p);
+    }
+
+    /// Give a node a random processing delay: every packet reaching it (from a link or from
+    /// one of its agents) waits a uniform random time in `[0, jitter)`, whole nanoseconds
+    /// from the node's own random stream, before it is forwarded or delivered, never
+    /// overtaking the packet ahead of it. Zero (the default) adds nothing and draws nothing.
+    /// Breaks the traffic-phase effects of deterministic networks (`docs/phase-effects.md`).
+    pub fn set_processing_jitter(&mut self, node: NodeId, jitter: Duration) {
+        match self.nodes.get_mut(node as usize) {
+            Some(n) => n.jitter = jitter,
+            None => self.errors.push(BuildError::UnknownNode(node)),
+        }
     }
 
     fn check_node(&mut self, n: NodeId) {
@@ -588,10 +604,21 @@ impl NetworkBuilder {
             });
         }
         let nodes = self.nodes.iter().map(|n| n.policy).collect();
+        // No stage at all unless some node delays: the exact path stays as it was.
+        let node_stages = if self.nodes.iter().any(|n| !n.jitter.is_zero()) {
+            self.nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeStage::new(n.jitter, stream(seed, Component::Node, i as u64)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let names = self.nodes.into_iter().map(|n| n.name).collect();
         Ok(Simulator::<M>::new(
             names,
             nodes,
+            node_stages,
             links,
             agents,
             flows,

@@ -10,11 +10,17 @@
 //!   (sealing a protected packet before it leaves, opening it before the agent gets it), one
 //!   packet at a time and in order, as one CPU would; and [`Marking`], which protects every
 //!   packet an agent sends.
+//! - `NodeStage`, at a node with a random processing delay (`processing_jitter`): every
+//!   packet reaching the node waits a random time before it is forwarded or delivered, to
+//!   break the traffic-phase effects of a deterministic network (`docs/phase-effects.md`).
 //!
 //! What each models, and why, is in `docs/simulator.md` (TTL, untrusted nodes, protection cost).
 
 use std::collections::VecDeque;
 use std::time::Duration;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 
 use crate::packet::{Direction, Header, NodeId, Packet, PacketKind, DEFAULT_TTL};
 use crate::sched::Key;
@@ -181,13 +187,48 @@ struct Held {
     key: Key,
 }
 
+/// Packets waiting in a stage, in order; only the head has a pending event.
+#[derive(Clone, Debug, Default)]
+struct Fifo(VecDeque<Held>);
+
+impl Fifo {
+    /// The key of the last packet in, if any.
+    fn back(&self) -> Option<Key> {
+        self.0.back().map(|p| p.key)
+    }
+
+    /// Queue `id`, ready at `key`; returns the key to schedule when it is the head.
+    fn push(&mut self, id: u32, key: Key) -> Option<Key> {
+        self.0.push_back(Held { id, key });
+        (self.0.len() == 1).then_some(key)
+    }
+
+    /// The head is done if its key is `key` (else the event is stale): returns it and the
+    /// key of the next head to schedule.
+    fn pop(&mut self, key: Key) -> Option<(u32, Option<Key>)> {
+        if self.0.front().map(|p| p.key) != Some(key) {
+            return None;
+        }
+        let Held { id, .. } = self.0.pop_front()?;
+        Some((id, self.0.front().map(|p| p.key)))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn packets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().map(|h| h.id)
+    }
+}
+
 /// Processing between an agent and its node in one direction: each protected packet costs a
 /// fixed time, one packet at a time, in order; a packet behind one being processed waits its
 /// turn at no cost of its own. Holds at most one pending event (the head's).
 #[derive(Clone, Debug)]
 pub(crate) struct HostStage {
     cost: Cost,
-    fifo: VecDeque<Held>,
+    fifo: Fifo,
 }
 
 impl HostStage {
@@ -195,7 +236,7 @@ impl HostStage {
     pub(crate) fn new(protected: Duration) -> Self {
         HostStage {
             cost: Cost::new(protected),
-            fifo: VecDeque::new(),
+            fifo: Fifo::default(),
         }
     }
 
@@ -221,28 +262,81 @@ impl HostStage {
         let (t, shadow) = self
             .fifo
             .back()
-            .map_or((now, now_secs), |p| (p.key.time, p.key.shadow));
+            .map_or((now, now_secs), |k| (k.time, k.shadow));
         let key = Key {
             time: Time::from_nanos(t.as_nanos().saturating_add(cost.ns)),
             shadow: shadow + cost.secs,
             seq,
         };
-        self.fifo.push_back(Held { id, key });
-        (self.fifo.len() == 1).then_some(key)
+        self.fifo.push(id, key)
     }
 
     /// The head is done if its key is `key` (else the event is stale): returns it and the
     /// key of the next head to schedule.
     pub(crate) fn pop(&mut self, key: Key) -> Option<(u32, Option<Key>)> {
-        if self.fifo.front().map(|p| p.key) != Some(key) {
-            return None;
-        }
-        let Held { id, .. } = self.fifo.pop_front()?;
-        Some((id, self.fifo.front().map(|p| p.key)))
+        self.fifo.pop(key)
     }
 
     /// Packets in the stage (sent but not yet delivered).
     pub(crate) fn packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.fifo.iter().map(|h| h.id)
+        self.fifo.packets()
+    }
+}
+
+/// A node's random processing delay: each packet that reaches the node (from a link or from
+/// one of its agents) waits a uniform random whole number of nanoseconds in `[0, jitter)`
+/// before the node forwards or delivers it, but never leaves before the packet ahead of it,
+/// so a node does not reorder (a router's forwarding path is one FIFO). Unlike a
+/// [`HostStage`] it is a delay, not a server: packets wait concurrently, so it adds no
+/// capacity limit. Draws from the node's own random stream.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeStage {
+    jitter_ns: u64,
+    rng: ChaCha8Rng,
+    fifo: Fifo,
+}
+
+impl NodeStage {
+    /// A node whose packets wait up to `jitter` (0: none), drawing from `rng`.
+    pub(crate) fn new(jitter: Duration, rng: ChaCha8Rng) -> Self {
+        NodeStage {
+            jitter_ns: u64::try_from(jitter.as_nanos()).unwrap_or(u64::MAX),
+            rng,
+            fifo: Fifo::default(),
+        }
+    }
+
+    /// Whether the node delays packets at all.
+    #[inline]
+    pub(crate) fn holds(&self) -> bool {
+        self.jitter_ns > 0
+    }
+
+    /// Queue packet `id`, arrived at `now` (`now_secs`): it is ready after its random delay,
+    /// or with the packet ahead of it if that one is ready later; `seq` orders its event.
+    /// Returns the key to schedule when it is at the head.
+    pub(crate) fn push(&mut self, id: u32, now: Time, now_secs: f64, seq: u64) -> Option<Key> {
+        let d = self.rng.gen_range(0..self.jitter_ns);
+        let mut key = Key {
+            time: Time::from_nanos(now.as_nanos().saturating_add(d)),
+            shadow: now_secs + d as f64 * 1e-9,
+            seq,
+        };
+        if let Some(b) = self.fifo.back() {
+            if (b.time, b.shadow) > (key.time, key.shadow) {
+                (key.time, key.shadow) = (b.time, b.shadow);
+            }
+        }
+        self.fifo.push(id, key)
+    }
+
+    /// The head is ready if its key is `key`: returns it and the next head's key.
+    pub(crate) fn pop(&mut self, key: Key) -> Option<(u32, Option<Key>)> {
+        self.fifo.pop(key)
+    }
+
+    /// Packets waiting at the node (sent but not yet delivered).
+    pub(crate) fn packets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.fifo.packets()
     }
 }

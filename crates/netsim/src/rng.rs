@@ -1,6 +1,6 @@
 //! Random streams: one seed per run, one independent stream per component.
 //!
-//! Each component (an agent, a link's loss model, a queue, a wireless hop) draws from its own
+//! Each component (an agent, a link's loss model, a queue, a wireless hop, a node's delay) draws from its own
 //! ChaCha8 stream selected by (run seed, component kind, component index). Adding a flow or a
 //! link therefore never shifts another component's random numbers, and identical inputs give
 //! identical outputs.
@@ -19,6 +19,8 @@ pub enum Component {
     Queue,
     /// A wireless hop's per-attempt losses and backoffs; index = link id.
     Wireless,
+    /// A node's random processing delay; index = node id.
+    Node,
 }
 
 impl Component {
@@ -28,6 +30,7 @@ impl Component {
             Component::LinkLoss => 2,
             Component::Queue => 3,
             Component::Wireless => 4,
+            Component::Node => 5,
         }
     }
 }

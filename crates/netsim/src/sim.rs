@@ -22,7 +22,7 @@ use crate::agents::AnyAgent;
 use crate::link::{Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId, Packet};
-use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy};
+use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::Routes;
 pub(crate) use crate::sched::Key;
@@ -50,6 +50,8 @@ enum Event {
     Egress(u32),
     /// The head of an agent's incoming host stage is ready for the agent.
     Ingress(u32),
+    /// The head of a node's processing delay (`NodeStage`) is ready to go on.
+    Node(u32),
 }
 
 /// A link change scheduled at build time.
@@ -366,6 +368,8 @@ pub struct Simulator<M: Metering = FullStats> {
     names: Vec<String>,
     /// Each node's policy for the packets it forwards.
     nodes: Vec<NodePolicy>,
+    /// Each node's random processing delay; empty when no node has one.
+    node_stages: Vec<NodeStage>,
     links: Vec<Link>,
     /// Packets in the network; links and queues hold their handles.
     store: PacketStore,
@@ -411,6 +415,7 @@ impl<M: Metering> Simulator<M> {
     pub(crate) fn new(
         names: Vec<String>,
         nodes: Vec<NodePolicy>,
+        node_stages: Vec<NodeStage>,
         links: Vec<Link>,
         agents: Vec<AgentSlot>,
         flows: Vec<FlowState>,
@@ -443,6 +448,7 @@ impl<M: Metering> Simulator<M> {
             heap: EventQueue::new(),
             names,
             nodes,
+            node_stages,
             links,
             store: PacketStore::default(),
             routes,
@@ -651,6 +657,7 @@ impl<M: Metering> Simulator<M> {
             Event::Sample => self.on_sample(),
             Event::Egress(a) => self.on_stage_done(a as usize, key, true),
             Event::Ingress(a) => self.on_stage_done(a as usize, key, false),
+            Event::Node(n) => self.on_node_done(n as usize, key),
         }
     }
 
@@ -806,9 +813,34 @@ impl<M: Metering> Simulator<M> {
 
     // ---- forwarding ---------------------------------------------------------------------
 
-    /// The packet `id` is at `node`: deliver it, or forward it on the next-hop link.
+    /// The packet `id` is at `node`: wait out the node's processing delay if it has one,
+    /// then deliver it or forward it on the next-hop link.
     #[inline]
     fn arrive(&mut self, id: u32, node: NodeId) {
+        if !self.node_stages.is_empty() && self.node_stages[node as usize].holds() {
+            let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
+            if let Some(key) = self.node_stages[node as usize].push(id, now, now_secs, seq) {
+                self.heap.push(key, Event::Node(node));
+            }
+            return;
+        }
+        self.pass(id, node);
+    }
+
+    /// The head of a node's processing delay is ready: send it on, and arm the next.
+    fn on_node_done(&mut self, n: usize, key: Key) {
+        let Some((id, next)) = self.node_stages.get_mut(n).and_then(|s| s.pop(key)) else {
+            return;
+        };
+        if let Some(next) = next {
+            self.heap.push(next, Event::Node(n as u32));
+        }
+        self.pass(id, n as NodeId);
+    }
+
+    /// Deliver packet `id`, now processed at `node`, or forward it.
+    #[inline]
+    fn pass(&mut self, id: u32, node: NodeId) {
         if node == self.store[id].dst {
             self.deliver(id, node);
             return;
@@ -1272,12 +1304,14 @@ impl<M: Metering> Simulator<M> {
                 flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         });
-        // Packets in host stages are sent but not yet delivered.
-        for a in &self.agents {
-            for id in a.egress.packets().chain(a.ingress.packets()) {
-                let p = &self.store[id];
-                self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
-            }
+        // Packets in host stages and node delays are sent but not yet delivered.
+        let staged = self
+            .agents
+            .iter()
+            .flat_map(|a| a.egress.packets().chain(a.ingress.packets()));
+        for id in staged.chain(self.node_stages.iter().flat_map(NodeStage::packets)) {
+            let p = &self.store[id];
+            self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
         }
         for (i, f) in self.flows.iter().enumerate() {
             for (d, a) in f.acct.iter().enumerate() {

@@ -651,6 +651,22 @@ pub struct Options {
     pub scenarios: PathBuf,
     /// Worker threads.
     pub jobs: usize,
+    /// `--phase-remedy`: also run every selected paper with this random processing delay at
+    /// every node that has none ([`remove_phase_effects`]), to compare the verdicts.
+    pub phase_remedy: Option<Duration>,
+}
+
+/// `reproduce --phase-remedy`'s processing delay: 1 ms, about one transmission time of a
+/// 1000-byte packet at 10 Mb/s (`docs/phase-effects.md` gives the measurements behind it).
+pub const PHASE_REMEDY: Duration = Duration::from_millis(1);
+
+/// The phase-effect remedy of `reproduce --phase-remedy` (`docs/phase-effects.md`): every
+/// node without a processing delay of its own gets `jitter` (the scenario key
+/// `processing_jitter`), so no flow keeps a fixed phase against the queues.
+pub fn remove_phase_effects(s: &mut Scenario, jitter: Duration) {
+    for n in s.nodes.iter_mut().filter(|n| n.processing_jitter.is_zero()) {
+        n.processing_jitter = jitter;
+    }
 }
 
 /// One paper's finished reproduction.
@@ -679,6 +695,11 @@ pub struct Outcome {
     pub runs: usize,
     /// Worker threads used.
     pub jobs: usize,
+    /// With [`Options::phase_remedy`]: the same papers run with the remedy, in the same
+    /// order as `papers` (else empty).
+    pub remedied: Vec<PaperOutcome>,
+    /// The remedy's processing delay ([`Options::phase_remedy`]).
+    pub phase_remedy: Option<Duration>,
 }
 
 /// A run to do.
@@ -718,7 +739,12 @@ fn read_scenario(dir: &Path, rel: &str) -> Result<(String, String), String> {
     Ok((path.display().to_string(), text))
 }
 
-fn prepare(entry: Entry, paper: &'static dyn Paper, opts: &Options) -> Result<Prepared, String> {
+fn prepare(
+    entry: Entry,
+    paper: &'static dyn Paper,
+    opts: &Options,
+    remedy: Option<Duration>,
+) -> Result<Prepared, String> {
     let experiments = paper.experiments(&opts.budget)?;
     let mut scenarios = Vec::with_capacity(experiments.len());
     let mut files: Vec<(String, String)> = Vec::new();
@@ -741,8 +767,11 @@ fn prepare(entry: Entry, paper: &'static dyn Paper, opts: &Options) -> Result<Pr
             }
             let applied = overrides::apply(&file, &text, &c.set)
                 .map_err(|err| format!("{what}, {}: {err}", c.label))?;
-            let s = Scenario::parse(&file, &applied)
+            let mut s = Scenario::parse(&file, &applied)
                 .map_err(|err| format!("{what}, {}: {err}", c.label))?;
+            if let Some(j) = remedy {
+                remove_phase_effects(&mut s, j);
+            }
             if e.replicated {
                 if let Some(f) = s
                     .flows
@@ -843,10 +872,14 @@ pub fn reproduce(
     if opts.budget.seeds < 2 {
         return Err("at least 2 seeds are needed for a confidence interval".into());
     }
+    // With a remedy, every paper twice: as usual, then remedied (indices from `plain` on).
     let mut prepared = Vec::new();
-    for e in selected {
-        prepared.push(prepare(*e, e.paper, opts)?);
+    for remedy in std::iter::once(None).chain(opts.phase_remedy.map(Some)) {
+        for e in selected {
+            prepared.push(prepare(*e, e.paper, opts, remedy)?);
+        }
     }
+    let plain = selected.len();
     let seeds = opts.budget.seed_list();
     let mut tasks = Vec::new();
     for (pi, p) in prepared.iter().enumerate() {
@@ -884,11 +917,14 @@ pub fn reproduce(
         let t = &tasks[i];
         let p = &prepared[t.paper];
         let ex = &p.experiments[t.experiment];
-        let mode = if t.replicated {
+        let mut mode = if t.replicated {
             format!("seed {}", t.seed)
         } else {
             "as written".to_string()
         };
+        if t.paper >= plain {
+            mode.push_str(", phase remedy");
+        }
         format!(
             "{} experiment \"{}\", {} ({mode}): {e}",
             p.entry.id, ex.id, ex.configs[t.config].label
@@ -905,12 +941,13 @@ pub fn reproduce(
         per_paper[t.paper].1 += w;
     }
     let mut papers = Vec::new();
-    for (p, (rs, run_time)) in prepared.into_iter().zip(per_paper) {
+    for (i, (p, (rs, run_time))) in prepared.into_iter().zip(per_paper).enumerate() {
+        let what = if i < plain { "" } else { " (phase remedy)" };
         let results = Results::new(p.experiments, seeds.clone(), rs);
         let report = p
             .paper
             .report(&results, &opts.budget)
-            .map_err(|e| format!("{}: cannot build the report: {e}", p.entry.id))?;
+            .map_err(|e| format!("{}{what}: cannot build the report: {e}", p.entry.id))?;
         let claims = report.claims.iter().map(Claim::evaluate).collect();
         papers.push(PaperOutcome {
             entry: p.entry,
@@ -921,11 +958,14 @@ pub fn reproduce(
             run_time,
         });
     }
+    let remedied = papers.split_off(plain);
     Ok(Outcome {
         papers,
         wall,
         runs,
         jobs: opts.jobs,
+        remedied,
+        phase_remedy: opts.phase_remedy,
     })
 }
 

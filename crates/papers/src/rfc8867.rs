@@ -1,5 +1,5 @@
-//! `tfrclab reproduce rfc8867`: TFRC as a media congestion controller, judged the way the IETF's
-//! RMCAT working group judges one: the wired test cases of RFC 8867 §5 (5.1–5.8), the metrics
+//! `tfrclab reproduce rfc8867`: TFRC as a media congestion controller beside NADA, SCReAM and
+//! GCC, judged the way the IETF's RMCAT working group judges one: the wired test cases of RFC 8867 §5 (5.1–5.8), the metrics
 //! of RFC 8868 §3, frame-level results of the video application (`crates/media`), and a verdict
 //! per case and controller from stated rules with 95% confidence intervals over the seeds.
 //!
@@ -37,50 +37,63 @@ pub struct Controller {
     pub label: &'static str,
     /// `controller` key.
     pub controller: &'static str,
-    /// `profile` key (TFRC).
-    pub profile: &'static str,
-    /// `variants` key as a TOML array.
-    pub variants: &'static str,
+    /// TFRC's `profile` key and `variants` key (a TOML array); `None` for the RMCAT
+    /// controllers, whose flows refuse both keys.
+    pub tfrc: Option<(&'static str, &'static str)>,
 }
 
-/// The controllers every case runs: TFRC in both profiles, and the seed variants that change
+/// The controllers every case runs: TFRC in both profiles, the seed variants that change
 /// what a media flow sees (its RTT/RTO adaptation, its loss-interval averaging, a smoother
-/// rate law); `docs/media.md` says why these.
+/// rate law), and the RMCAT controllers NADA, SCReAM and GCC with their reference parameters;
+/// `docs/media.md` says why these.
 pub const CONTROLLERS: &[Controller] = &[
     Controller {
         id: "tfrc",
         label: "TFRC rfc5348",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[]",
+        tfrc: Some(("rfc5348", "[]")),
     },
     Controller {
         id: "tfrc-ns2",
         label: "TFRC ns2",
         controller: "tfrc",
-        profile: "ns2",
-        variants: "[]",
+        tfrc: Some(("ns2", "[]")),
     },
     Controller {
         id: "tfrc-adaptive-rtt",
         label: "TFRC + adaptive-rtt (E1)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"adaptive-rtt\"]",
+        tfrc: Some(("rfc5348", "[\"adaptive-rtt\"]")),
     },
     Controller {
         id: "tfrc-ali-mean",
         label: "TFRC + ali-mean-replace (E4)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"ali-mean-replace\"]",
+        tfrc: Some(("rfc5348", "[\"ali-mean-replace\"]")),
     },
     Controller {
         id: "tfrc-simd",
         label: "TFRC + simd (V2)",
         controller: "tfrc",
-        profile: "rfc5348",
-        variants: "[\"simd\"]",
+        tfrc: Some(("rfc5348", "[\"simd\"]")),
+    },
+    Controller {
+        id: "nada",
+        label: "NADA (RFC 8698)",
+        controller: "nada",
+        tfrc: None,
+    },
+    Controller {
+        id: "scream",
+        label: "SCReAM (RFC 8298)",
+        controller: "scream",
+        tfrc: None,
+    },
+    Controller {
+        id: "gcc",
+        label: "GCC (gcc-02 draft)",
+        controller: "gcc",
+        tfrc: None,
     },
 ];
 
@@ -616,13 +629,15 @@ fn case_of(e: &Experiment) -> Option<&'static Case> {
 fn controller_config(c: &Controller, media: &[String]) -> Config {
     let mut cfg = Config::new(c.id, c.label);
     for f in media {
-        cfg = cfg
-            .set(
-                format!("flows.{f}.controller"),
-                format!("\"{}\"", c.controller),
-            )
-            .set(format!("flows.{f}.profile"), format!("\"{}\"", c.profile))
-            .set(format!("flows.{f}.variants"), c.variants);
+        cfg = cfg.set(
+            format!("flows.{f}.controller"),
+            format!("\"{}\"", c.controller),
+        );
+        if let Some((profile, variants)) = c.tfrc {
+            cfg = cfg
+                .set(format!("flows.{f}.profile"), format!("\"{profile}\""))
+                .set(format!("flows.{f}.variants"), variants);
+        }
     }
     cfg
 }
@@ -756,23 +771,55 @@ impl Paper for Rfc8867 {
 
     fn report(&self, results: &Results, budget: &Budget) -> Result<PaperReport, String> {
         let mut claims = Vec::new();
-        let mut matrix = DataTable::new(
+        // Two verdict matrices, each narrow enough for a laptop screen: the TFRC configurations
+        // (and the trace), then TFRC rfc5348 beside the RMCAT controllers.
+        let rule_words = "supported (the case passes) when every rule of the case is supported \
+             (its 95% CI on the right side of the bound), contradicted (it fails) when one is \
+             contradicted (the CI entirely on the wrong side), not supported (inconclusive) \
+             otherwise";
+        let tfrc_ids: Vec<&str> = CONTROLLERS
+            .iter()
+            .filter(|c| c.tfrc.is_some())
+            .map(|c| c.id)
+            .chain(std::iter::once(TRACE))
+            .collect();
+        let rmcat_ids: Vec<&str> = CONTROLLERS
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| *i == 0 || c.tfrc.is_none())
+            .map(|(_, c)| c.id)
+            .collect();
+        let label = |id: &str| {
+            CONTROLLERS
+                .iter()
+                .find(|c| c.id == id)
+                .map_or("trace (5.1)", |c| c.label)
+                .to_string()
+        };
+        let matrix_of = |name: &str, caption: String, ids: &[&str]| {
+            DataTable::new(
+                name,
+                caption,
+                std::iter::once("case".to_string()).chain(ids.iter().map(|id| label(id))),
+            )
+            .in_markdown()
+        };
+        let mut matrix = matrix_of(
             "verdicts",
-            "Verdict per case and controller: supported (the case passes) when every rule of the \
-             case is supported (its 95% CI on the right side of the bound), contradicted (it \
-             fails) when one is contradicted (the CI entirely on the wrong side), not supported \
-             (inconclusive) otherwise",
-            std::iter::once("case".to_string())
-                .chain(CONTROLLERS.iter().map(|c| c.label.to_string()))
-                .chain(std::iter::once("trace (5.1)".to_string())),
-        )
-        .in_markdown();
+            format!("Verdict per case and TFRC configuration: {rule_words}"),
+            &tfrc_ids,
+        );
+        let mut rmcat_matrix = matrix_of(
+            "verdicts-rmcat",
+            format!("Verdict per case, TFRC beside NADA, SCReAM and GCC: {rule_words}"),
+            &rmcat_ids,
+        );
         let mut sections = Vec::new();
         for case in CASES {
             let Ok(e) = results.experiment(case.id) else {
                 continue;
             };
-            let mut row = vec![Value::Text(format!("{} {}", case.id, case.title))];
+            let mut case_verdicts: Vec<(&str, Verdict)> = Vec::new();
             let mut table = DataTable::new(
                 format!("case-{}", case.id.replace('.', "-")),
                 format!("§{} metrics, mean and 95% CI over the seeds", case.id),
@@ -854,12 +901,20 @@ impl Paper for Rfc8867 {
                     verdicts.push(claim.evaluate().verdict);
                     claims.push(claim);
                 }
-                row.push(Value::Verdict(case_verdict(&verdicts)));
+                case_verdicts.push((&cfg.id, case_verdict(&verdicts)));
             }
-            while row.len() < CONTROLLERS.len() + 2 {
-                row.push(Value::Empty);
-            }
-            matrix.row(row);
+            let row = |ids: &[&str]| {
+                std::iter::once(Value::Text(format!("{} {}", case.id, case.title)))
+                    .chain(ids.iter().map(|id| {
+                        case_verdicts
+                            .iter()
+                            .find(|(c, _)| c == id)
+                            .map_or(Value::Empty, |&(_, v)| Value::Verdict(v))
+                    }))
+                    .collect::<Vec<_>>()
+            };
+            matrix.row(row(&tfrc_ids));
+            rmcat_matrix.row(row(&rmcat_ids));
             let mut section = ReportSection::new(format!("§{} {}", case.id, case.title))
                 .text(format!(
                     "Expected (RFC 8867 §{}): {}. Rules: {}.",
@@ -872,12 +927,15 @@ impl Paper for Rfc8867 {
                         .join("; ")
                 ))
                 .table(table);
-            for cfg in e
-                .configs
-                .iter()
-                .take(2)
-                .chain(e.configs.iter().filter(|c| c.id == TRACE))
-            {
+            // Charts for TFRC in both profiles, the RMCAT controllers and the trace; the TFRC
+            // variants are in the table and the scatter.
+            let charted = |id: &str| {
+                CONTROLLERS
+                    .iter()
+                    .position(|c| c.id == id)
+                    .is_none_or(|i| i < 2 || CONTROLLERS[i].tfrc.is_none())
+            };
+            for cfg in e.configs.iter().filter(|c| charted(&c.id)) {
                 let Some(first) = results.replicated(case.id, &cfg.id)?.first().copied() else {
                     continue;
                 };
@@ -919,7 +977,9 @@ impl Paper for Rfc8867 {
             );
             sections.push(section);
         }
-        let mut first = ReportSection::new("Verdict per case and controller").table(matrix);
+        let mut first = ReportSection::new("Verdict per case and controller")
+            .table(rmcat_matrix)
+            .table(matrix);
         if budget.quick {
             first = first.note(
                 "quick: cases 5.1, 5.4 and 5.6 only, at full length, 3 seeds: indicative only",
@@ -935,8 +995,11 @@ impl Paper for Rfc8867 {
             intro: vec![
                 "RFC 8867 defines the test cases the IETF's RMCAT group uses to evaluate \
                  congestion control for interactive real-time media, RFC 8868 the metrics. \
-                 Here TFRC (RFC 5348) drives a synthetic video encoder (RFC 8593's statistical \
-                 model): the encoder's target rate follows TFRC's allowed rate. Each case runs \
+                 Here a synthetic video encoder (RFC 8593's statistical model) follows the \
+                 target rate of its congestion controller: TFRC (RFC 5348) in both profiles and \
+                 with three seed variants, and beside it the controllers RMCAT standardised or \
+                 deployed, NADA (RFC 8698), SCReAM (RFC 8298) and GCC \
+                 (draft-ietf-rmcat-gcc-02), each with its own feedback. Each case runs \
                  every controller configuration over the seeds; each rule of a case is a claim \
                  with a 95% CI, and the case passes for a controller when all its claims are \
                  supported (docs/media.md gives every parameter and rule)."

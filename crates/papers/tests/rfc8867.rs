@@ -1,13 +1,15 @@
 //! Each RFC 8867 case file against the RFC's topology and schedule (docs/media.md, "The test
 //! cases"): capacities and when they change, the 300-ms queue at every capacity, flows and their
-//! start, stop and pause times, one-way propagation delays. Budget: < 1 s.
+//! start, stop and pause times, one-way propagation delays; and every controller configuration
+//! of the suite applied to every case. Budget: < 1 s.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use lab::runner::{simulate, RunOptions};
-use papers::rfc8867::{capacity_steps, CASES};
-use scenario::{FlowKind, LinkAction, Scenario};
+use papers::rfc8867::{capacity_steps, Rfc8867, CASES, CONTROLLERS, TRACE};
+use papers::{Budget, Paper};
+use scenario::{overrides, FlowKind, LinkAction, MediaController, Scenario};
 
 fn load(id: &str) -> Scenario {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -245,4 +247,62 @@ fn case_5_8_pause_and_resume() {
         &[(Duration::from_secs(40), Duration::from_secs(60))]
     );
     assert_eq!(timeline(&s).len(), 3);
+}
+
+/// Every configuration of the full suite parses on its case (the RMCAT controllers' flows refuse
+/// `profile` and `variants`, so this also fails if a case file sets either), and every media
+/// flow then runs the configuration's controller: TFRC with its profile and variants, or NADA,
+/// SCReAM or GCC.
+#[test]
+fn every_controller_runs_every_case() {
+    let names: Vec<&str> = CONTROLLERS.iter().map(|c| c.controller).collect();
+    for rmcat in ["nada", "scream", "gcc"] {
+        assert!(names.contains(&rmcat), "{rmcat} is in the suite");
+    }
+    let experiments = Rfc8867.experiments(&Budget::full(10)).unwrap();
+    assert_eq!(experiments.len(), CASES.len());
+    for e in &experiments {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/seeds")
+            .join(&e.scenario);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let ids: Vec<&str> = e.configs.iter().map(|c| c.id.as_str()).collect();
+        let want: Vec<&str> = CONTROLLERS.iter().map(|c| c.id).collect();
+        assert_eq!(ids[..want.len()], want[..], "{}", e.id);
+        for (cfg, c) in e.configs.iter().zip(CONTROLLERS) {
+            let what = format!("{} {}", e.id, cfg.id);
+            let applied = overrides::apply(&e.scenario, &text, &cfg.set).expect(&what);
+            let s = Scenario::parse(&e.scenario, &applied)
+                .unwrap_or_else(|err| panic!("{what}: {err}"));
+            let media: Vec<&MediaController> = s
+                .flows
+                .iter()
+                .filter_map(|f| match &f.kind {
+                    FlowKind::Media { controller, .. } => Some(controller),
+                    _ => None,
+                })
+                .collect();
+            assert!(!media.is_empty(), "{what}");
+            for m in media {
+                assert_eq!(m.name(), c.controller, "{what}");
+                if let (MediaController::Tfrc { profile, variants }, Some((p, v))) = (m, c.tfrc) {
+                    let want = match p {
+                        "rfc5348" => scenario::TfrcProfile::Rfc5348,
+                        "ns2" => scenario::TfrcProfile::Ns2,
+                        other => panic!("{what}: profile {other}"),
+                    };
+                    assert_eq!(*profile, want, "{what}");
+                    let got: Vec<String> =
+                        variants.iter().map(|x| format!("\"{}\"", x.name)).collect();
+                    assert_eq!(format!("[{}]", got.join(", ")), v, "{what}");
+                }
+            }
+        }
+        let extra = &ids[want.len()..];
+        assert!(
+            extra.is_empty() || (e.id == "5.1" && extra == [TRACE]),
+            "{}",
+            e.id
+        );
+    }
 }

@@ -135,6 +135,11 @@ pub struct Node {
     /// Marked untrusted (`[[nodes]] untrusted = true`): unprotected packets crossing it are
     /// counted (seed 000, E6).
     pub untrusted: bool,
+    /// Random processing delay (`processing_jitter`, the node's own or the file's top-level
+    /// one; zero: none): every packet reaching the node waits a uniform random time below it
+    /// before being forwarded or delivered, never overtaking the one ahead
+    /// (`docs/phase-effects.md`).
+    pub processing_jitter: Duration,
 }
 
 /// A link between two nodes.

@@ -429,9 +429,20 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 
     // Node attributes.
     let mut untrusted = vec![false; nodes.names.len()];
+    let all_jitter = raw
+        .processing_jitter
+        .as_ref()
+        .and_then(|v| cx.duration(v, "processing_jitter"))
+        .unwrap_or(Duration::ZERO);
+    let mut jitter = vec![all_jitter; nodes.names.len()];
     for n in &raw.nodes {
         match nodes.index.get(n.name.get_ref()) {
-            Some(&i) => untrusted[i] = n.untrusted.unwrap_or(false),
+            Some(&i) => {
+                untrusted[i] = n.untrusted.unwrap_or(false);
+                if let Some(v) = &n.processing_jitter {
+                    jitter[i] = cx.duration(v, "processing_jitter").unwrap_or(all_jitter);
+                }
+            }
             None if cx.topology_failed => {}
             None => cx.err(
                 n.name.span(),
@@ -683,9 +694,11 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
             .names
             .iter()
             .zip(untrusted)
-            .map(|(n, u)| Node {
+            .zip(jitter)
+            .map(|((n, u), j)| Node {
                 name: n.clone(),
                 untrusted: u,
+                processing_jitter: j,
             })
             .collect(),
         links,

@@ -32,6 +32,8 @@ pub struct RawScenario {
     /// Seed 000 E5: routers return time-exceeded notices (default: on when a flow uses
     /// `adaptive-ttl`).
     pub ttl_notices: Option<bool>,
+    /// Every node's random processing delay (phase-effect remedy).
+    pub processing_jitter: Option<Spanned<Value>>,
     /// `[real]`: how `tfrclab validate --real` runs the scenario on a real network.
     pub real: Option<Spanned<RawReal>>,
 }
@@ -64,6 +66,7 @@ pub struct RawProtection {
 pub struct RawNode {
     pub name: Spanned<String>,
     pub untrusted: Option<bool>,
+    pub processing_jitter: Option<Spanned<Value>>,
 }
 
 /// `[topology]`: a generator that expands into links.

@@ -1210,3 +1210,27 @@ fn unknown_node_without_links_says_there_are_none() {
         "{p:#?}"
     );
 }
+
+#[test]
+fn processing_jitter_defaults_to_zero_is_top_level_and_per_node() {
+    let s = Scenario::parse("good.toml", GOOD).unwrap();
+    assert!(s.nodes.iter().all(|n| n.processing_jitter.is_zero()));
+    // Top level: every node; `[[nodes]]`: that node instead (0 exempts it).
+    let text = format!(
+        "processing_jitter = \"1.5ms\"\n{GOOD}\n[[nodes]]\nname = \"r0\"\nprocessing_jitter = \"5ms\"\n\n[[nodes]]\nname = \"n2\"\nprocessing_jitter = 0\n"
+    );
+    let s = Scenario::parse("good.toml", &text).unwrap();
+    let j: Vec<Duration> = s.nodes.iter().map(|n| n.processing_jitter).collect();
+    let ms = |x: u64| Duration::from_micros(x);
+    assert_eq!(j, [ms(1500), ms(5000), ms(1500), Duration::ZERO]);
+    // Bad values name the key and its line.
+    let text = format!("processing_jitter = \"-1ms\"\n{GOOD}");
+    one(&text, 1, "`processing_jitter` is negative", "zero or more");
+    let text = format!("{GOOD}\n[[nodes]]\nname = \"r0\"\nprocessing_jitter = 2\n");
+    one(
+        &text,
+        line_of(&text, "processing_jitter = 2"),
+        "processing_jitter",
+        "2ms",
+    );
+}

@@ -927,6 +927,7 @@ fn reproduce(
         budget,
         scenarios,
         jobs: lab::parallel::jobs(jobs),
+        phase_remedy: None,
     };
     let mut command = format!("tfrclab.reproduce({:?}", ids.join(" "));
     if quick {

@@ -532,6 +532,23 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
             "remove it from [protection] flows for NS-2 cross-validation",
         );
     }
+    // NS-2 has no node processing delay. Its one per-packet random delay, the `DelayModel`
+    // connector, delays each packet independently (reordering a flow's packets) and belongs
+    // to no node, so it would not be the same experiment (docs/phase-effects.md).
+    for n in scenario
+        .nodes
+        .iter()
+        .filter(|n| !n.processing_jitter.is_zero())
+    {
+        bad(
+            format!("node {:?}", n.name),
+            format!(
+                "has processing_jitter = {:?}; NS-2.35 has no per-node processing delay (its                  DelayModel delays packets independently, reordering them)",
+                n.processing_jitter
+            ),
+            "processing_jitter = 0 for NS-2 cross-validation; to break phase effects in both              simulators, a TCP flow's `overhead` (NS-2's overhead_)",
+        );
+    }
     // E5: NS-2's TTLChecker drops silently; it has no time-exceeded notices.
     if scenario.ttl_notices {
         bad(
@@ -725,7 +742,12 @@ impl<'a> Writer<'a> {
         self.line("#");
         self.line("# Nodes:");
         for (k, node) in nodes.iter().enumerate() {
-            let Node { name, untrusted } = node;
+            // A processing delay is refused in `check`.
+            let Node {
+                name,
+                untrusted,
+                processing_jitter: _,
+            } = node;
             let note = if *untrusted {
                 "   (untrusted: only tfrclab's metrics count packets crossing it)"
             } else {

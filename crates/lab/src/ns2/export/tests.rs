@@ -530,6 +530,23 @@ fn whole_flow_protection_is_refused_but_the_cost_alone_is_not() {
 }
 
 #[test]
+fn a_node_processing_delay_is_refused_for_every_node_that_has_one() {
+    let s = parse(&format!("processing_jitter = 0\n{BASE}"));
+    assert!(export(&s, &ExportOptions::untraced()).is_ok());
+    let s = parse(&format!("processing_jitter = \"1ms\"\n{BASE}"));
+    let e = export(&s, &ExportOptions::untraced()).unwrap_err();
+    assert_eq!(e.problems.len(), s.nodes.len());
+    assert!(e.problems[0]
+        .message
+        .contains("no per-node processing delay"));
+    assert!(
+        e.problems[0].instead.contains("overhead"),
+        "{:?}",
+        e.problems[0]
+    );
+}
+
+#[test]
 fn set_events_change_link_objects_at_run_time() {
     let text = r#"
 name = "set"
