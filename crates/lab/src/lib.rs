@@ -26,6 +26,7 @@ pub mod stats;
 pub mod summary;
 pub mod sweep;
 pub mod validate;
+pub mod variants;
 
 pub use api::{
     plan, run, sweep, write_sweep, RunError, RunOptions, RunResult, Scenario, ScenarioError,

@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use netsim::agents::{
-    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender,
-    MediaReceiver, MediaSender, NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender,
-    TcpSink, TcpSinkConfig, TfrcApp, TfrcReceiver, TfrcSender,
+    AnyAgent, CbrClock, CbrConfig, CbrSource, CubicConfig, CubicProfile, CubicSender, LinuxCc,
+    LinuxSink, LinuxSinkConfig, LinuxTcpConfig, LinuxTcpSender, MediaReceiver, MediaSender,
+    NullSink, OnOff, OnOffConfig, OnOffTcp, TcpConfig, TcpSender, TcpSink, TcpSinkConfig, TfrcApp,
+    TfrcReceiver, TfrcSender,
 };
 use netsim::trace::TraceFormat;
 use netsim::{
@@ -242,6 +243,21 @@ fn agents(flow: &Flow, classify: bool) -> Result<(AnyAgent, AnyAgent), RunError>
             on_off,
         } => {
             let v = match variant {
+                TcpVariant::Linux(cc) => {
+                    let cfg = LinuxTcpConfig {
+                        window: *window,
+                        window_init: *window_init,
+                        packet_size: flow.packet_size,
+                        ..LinuxTcpConfig::new(match cc {
+                            scenario::LinuxCc::Reno => LinuxCc::Reno,
+                            scenario::LinuxCc::Cubic => LinuxCc::Cubic,
+                        })
+                    };
+                    return Ok((
+                        LinuxTcpSender::new(cfg).into(),
+                        LinuxSink::new(LinuxSinkConfig::default()).into(),
+                    ));
+                }
                 TcpVariant::Tahoe => netsim::agents::TcpVariant::Tahoe,
                 TcpVariant::Reno => netsim::agents::TcpVariant::Reno,
                 TcpVariant::NewReno => netsim::agents::TcpVariant::NewReno,

@@ -28,14 +28,93 @@ use crate::{
     Results, RunResult, Value,
 };
 
-/// The TCP variants compared: scenario `variant` value, label, and whether a seed paper ran it.
-/// Add a variant here (its scenario value must exist) and every experiment, claim and table
-/// follows.
-pub const TCP_VARIANTS: &[(&str, &str, bool)] = &[
-    ("tahoe", "Tahoe (the papers' TCP)", true),
-    ("newreno", "NewReno (beside the papers)", true),
-    ("sack", "SACK (NS-2's Sack1)", false),
-    ("cubic", "CUBIC (RFC 9438, SACK recovery)", false),
+/// One TCP compared: its id in the results, the scenario's `variant` and `profile`, a label,
+/// the model the verdict rests on, and whether a seed paper ran it.
+#[derive(Clone, Copy, Debug)]
+pub struct TcpModel {
+    /// Config id (unique).
+    pub id: &'static str,
+    /// Scenario `variant`.
+    pub variant: &'static str,
+    /// Scenario `profile` (`None`: the variant's default).
+    pub profile: Option<&'static str>,
+    /// Row label.
+    pub label: &'static str,
+    /// Which model of that TCP the simulator runs (docs/simulator.md).
+    pub model: &'static str,
+    /// A seed paper ran it.
+    pub papers: bool,
+}
+
+const fn m(
+    id: &'static str,
+    variant: &'static str,
+    profile: Option<&'static str>,
+    label: &'static str,
+    model: &'static str,
+    papers: bool,
+) -> TcpModel {
+    TcpModel {
+        id,
+        variant,
+        profile,
+        label,
+        model,
+        papers,
+    }
+}
+
+/// The TCPs compared. Add one here (its scenario values must exist) and every experiment,
+/// claim and table follows.
+pub const TCP_VARIANTS: &[TcpModel] = &[
+    m(
+        "tahoe",
+        "tahoe",
+        None,
+        "Tahoe (the papers' TCP)",
+        "NS-2.35 Agent/TCP",
+        true,
+    ),
+    m(
+        "newreno",
+        "newreno",
+        None,
+        "NewReno (beside the papers)",
+        "NS-2.35 Agent/TCP/Newreno",
+        true,
+    ),
+    m(
+        "sack",
+        "sack",
+        None,
+        "SACK (NS-2's Sack1)",
+        "NS-2.35 Agent/TCP/Sack1",
+        false,
+    ),
+    m(
+        "cubic",
+        "cubic",
+        None,
+        "CUBIC (RFC 9438, SACK recovery)",
+        "RFC 9438 on NS-2's Agent/TCP/Linux sender",
+        false,
+    ),
+    m(
+        "reno-linux",
+        "reno",
+        Some("linux"),
+        "Reno (Linux 6.18)",
+        "Linux 6.18 model (profile linux: RACK-TLP, PRR, delayed ACKs)",
+        false,
+    ),
+    m(
+        "cubic-linux",
+        "cubic",
+        Some("linux"),
+        "CUBIC (Linux 6.18, HyStart)",
+        "Linux 6.18 model (profile linux: tcp_cubic.c, RACK-TLP, PRR)",
+        false,
+    ),
 ];
 
 /// Jain's index at or above which two flows count as sharing fairly ("friendly"), as seed 002
@@ -125,10 +204,16 @@ impl Paper for Beyond {
                 let d = budget.duration(secs.0, secs.1);
                 TCP_VARIANTS
                     .iter()
-                    .map(|&(v, label, _)| {
-                        let c = Config::new(v, label)
+                    .map(|t| {
+                        let mut c = Config::new(t.id, t.label)
                             .set("duration", format!("{d}s"))
-                            .set(format!("flows.{tcp}.variant"), v);
+                            .set(format!("flows.{tcp}.variant"), t.variant);
+                        if let Some(p) = t.profile {
+                            // The same segments as the NS-2 rows: only the model differs.
+                            c = c
+                                .set(format!("flows.{tcp}.profile"), p)
+                                .set(format!("flows.{tcp}.packet_size"), "1000");
+                        }
                         match window {
                             Some(w) => c.set(format!("flows.{tcp}.window"), w.to_string()),
                             None => c,
@@ -164,6 +249,7 @@ impl Paper for Beyond {
                 ),
                 [
                     "TCP",
+                    "model the verdict rests on",
                     "run by a seed paper",
                     "TFRC Mb/s",
                     "TCP Mb/s",
@@ -173,7 +259,8 @@ impl Paper for Beyond {
                 ],
             )
             .in_markdown();
-            for &(v, vlabel, papers) in TCP_VARIANTS {
+            for tm in TCP_VARIANTS {
+                let (v, vlabel, papers) = (tm.id, tm.label, tm.papers);
                 let q = |f: fn(f64, f64) -> f64| {
                     results.per_seed(id, v, |r| pair(r, tfrc, tcp).map(|(a, b)| f(a, b)))
                 };
@@ -182,6 +269,7 @@ impl Paper for Beyond {
                 tcp_drops += drops.iter().sum::<f64>();
                 t.row(vec![
                     Value::Text(vlabel.to_string()),
+                    Value::Text(tm.model.to_string()),
                     Value::Text(if papers { "yes" } else { "no" }.to_string()),
                     mean_ci(&q(|a, _| a)?),
                     mean_ci(&q(|_, b| b)?),
@@ -195,8 +283,9 @@ impl Paper for Beyond {
                         "\"TFRC is friendly to TCP\" (seed 002, scene 1; seed 004 §IV compares \
                          TFRC with TCP)",
                         format!(
-                            "Jain's index of TFRC's and TCP {v}'s throughput, {label}; friendly \
-                             means at least {FAIR_JAIN}"
+                            "Jain's index of TFRC's and TCP {v}'s throughput ({}), {label}; \
+                             friendly means at least {FAIR_JAIN}",
+                            tm.model
                         ),
                         Direction::Above,
                         FAIR_JAIN,
@@ -225,7 +314,7 @@ impl Paper for Beyond {
         let (family_claims, family_sections) = crate::family::report(results, budget)?;
         claims.extend(family_claims);
         sections.extend(family_sections);
-        let names: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.0).collect();
+        let names: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.id).collect();
         Ok(PaperReport {
             summary: format!(
                 "TFRC's friendliness to TCP {} on seed 002's and seed 004's networks \
@@ -267,19 +356,24 @@ mod tests {
         assert_eq!(ex.len(), SETTINGS.len() + 4);
         for e in &ex[..SETTINGS.len()] {
             let ids: Vec<&str> = e.configs.iter().map(|c| c.id.as_str()).collect();
-            let want: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.0).collect();
+            let want: Vec<&str> = TCP_VARIANTS.iter().map(|v| v.id).collect();
             assert_eq!(ids, want);
-            for c in &e.configs {
+            for (c, t) in e.configs.iter().zip(TCP_VARIANTS) {
                 assert!(c
                     .set
                     .iter()
-                    .any(|(k, v)| k.ends_with(".variant") && v == &c.id));
+                    .any(|(k, v)| k.ends_with(".variant") && v == t.variant));
             }
         }
-        // Each variant is a scenario value the parser knows.
-        for (v, _, _) in TCP_VARIANTS {
-            let text = include_str!("../../../scenarios/seeds/seed-004/tfrc-vs-tcp.toml")
-                .replace("variant = \"tahoe\"", &format!("variant = \"{v}\""));
+        // Each variant and profile is a scenario value the parser knows.
+        for t in TCP_VARIANTS {
+            let profile = t
+                .profile
+                .map_or(String::new(), |p| format!("\nprofile = \"{p}\""));
+            let text = include_str!("../../../scenarios/seeds/seed-004/tfrc-vs-tcp.toml").replace(
+                "variant = \"tahoe\"",
+                &format!("variant = \"{}\"{profile}", t.variant),
+            );
             scenario::Scenario::parse("tfrc-vs-tcp.toml", &text).expect("variant parses");
         }
     }

@@ -163,6 +163,7 @@ fn simulated_label(f: &scenario::Flow) -> String {
             TcpVariant::NewReno => "tcp newreno".into(),
             TcpVariant::Sack => "tcp sack".into(),
             TcpVariant::Cubic(p) => format!("tcp cubic ({p:?})").to_lowercase(),
+            TcpVariant::Linux(cc) => format!("tcp {cc:?} (linux)").to_lowercase(),
         },
         FlowKind::Udp { .. } => "udp cbr".into(),
         FlowKind::Tfrc { profile, .. } => match profile {

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use scenario::{FlowKind, LinkAction, Scenario, TcpVariant, TfrcProfile};
+use scenario::{FlowKind, LinkAction, LinuxCc, Scenario, TcpVariant, TfrcProfile};
 
 /// IPv4 + UDP header bytes.
 const IP_UDP: u32 = 28;
@@ -156,6 +156,11 @@ impl std::error::Error for Refusals {}
 /// TFRC's profile overhead, a CBR packet's own size.
 fn simulated_wire(f: &scenario::Flow) -> u32 {
     match &f.kind {
+        // The Linux model's packets carry the timestamp option, as the kernel's do.
+        FlowKind::Tcp {
+            variant: TcpVariant::Linux(_),
+            ..
+        } => f.packet_size + IP_TCP_TS,
         FlowKind::Tcp { .. } => f.packet_size + 40,
         FlowKind::Udp { .. } => f.packet_size,
         FlowKind::Tfrc { .. } | FlowKind::Media { .. } => lab::runner::tfrc_profile(f)
@@ -277,7 +282,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, Refusals> {
             FlowKind::Tcp {
                 variant, window, ..
             } => {
-                let Some(cc) = f.real.clone() else {
+                // The Linux model names its kernel counterpart itself.
+                let linux_cc = match variant {
+                    TcpVariant::Linux(LinuxCc::Reno) => Some("reno"),
+                    TcpVariant::Linux(LinuxCc::Cubic) => Some("cubic"),
+                    _ => None,
+                };
+                let Some(cc) = f.real.clone().or(linux_cc.map(String::from)) else {
                     let hint = match variant {
                         TcpVariant::Cubic(_) => "real = \"cubic\"",
                         _ => "real = \"reno\" (Linux's Reno recovers with SACK: the closest simulated variant is \"sack\")",
@@ -311,7 +322,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, Refusals> {
                             TcpVariant::Sack | TcpVariant::Reno | TcpVariant::NewReno,
                             "reno"
                         )
-                );
+                ) || linux_cc == Some(cc.as_str());
                 Runner::Tcp {
                     cc,
                     mss,

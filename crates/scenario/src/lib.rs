@@ -387,9 +387,9 @@ pub struct Flow {
     pub stop: Duration,
     /// `packet_size`: payload bytes (tcp and tfrc default 1000, udp 210).
     pub packet_size: u32,
-    /// `ecn` (tfrc and tcp flows except CUBIC; default false): the data packets are
-    /// ECN-capable (NS-2's `ecn_`), so a RED queue with `setbit` marks them instead of dropping
-    /// them early. The TFRC receiver counts each mark as a loss (RFC 5348 §5.1); the TCP sink
+    /// `ecn` (tfrc and tcp flows except CUBIC and the Linux model; default false): the data
+    /// packets are ECN-capable (NS-2's `ecn_`), so a RED queue with `setbit` marks them instead
+    /// of dropping them early. The TFRC receiver counts each mark as a loss (RFC 5348 §5.1); the TCP sink
     /// echoes it (ECE) and the sender halves its window once per window of data (RFC 3168).
     pub ecn: bool,
     /// Kind and kind-specific settings.
@@ -543,6 +543,24 @@ pub enum TcpVariant {
     /// `Agent/TCP/Linux` sender and an `Agent/TCPSink/Sack1` sink; `profile` picks the
     /// controller.
     Cubic(CubicProfile),
+    /// `profile = "linux"` with `variant = "reno"` or `"cubic"`: TCP as the Linux kernel runs
+    /// it (SACK with RACK-TLP, PRR, F-RTO, HyStart for CUBIC) against the Linux receiver
+    /// (delayed and quick ACKs); `docs/simulator.md`, "Linux TCP". No NS-2 counterpart.
+    Linux(LinuxCc),
+}
+
+/// The default `window` of a `profile = "linux"` TCP flow, packets: the kernel's receive
+/// window autotunes (up to `tcp_rmem`'s 32 MB here) far above any path's BDP, so the model's
+/// window is unlimited unless the file sets one.
+pub const LINUX_WINDOW: u32 = 1 << 24;
+
+/// The congestion controller of a `profile = "linux"` TCP flow (its `variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinuxCc {
+    /// `variant = "reno"`.
+    Reno,
+    /// `variant = "cubic"`.
+    Cubic,
 }
 
 /// CUBIC profile name (`profile` on a TCP flow with `variant = "cubic"`).

@@ -1844,15 +1844,22 @@ fn flow_spec(
             }
         }
     }
-    // `profile` picks the TFRC profile, or the CUBIC profile of a TCP flow.
+    // `profile` picks the TFRC profile, the CUBIC profile of a TCP flow, or the Linux model
+    // of a Reno or CUBIC flow.
     if let Some(p) = &f.profile {
-        let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
-        if kind_name == "udp" || (kind_name == "tcp" && !cubic) {
+        let variant = f.variant.as_ref().map(|v| v.get_ref().as_str());
+        let linux = p.get_ref() == "linux";
+        let ok_tcp = variant == Some("cubic") || (linux && variant == Some("reno"));
+        if kind_name == "udp" || (kind_name == "tcp" && !ok_tcp) {
             cx.err(
                 p.span(),
                 format!(
-                    "`profile` is a tfrc and media key (and a tcp key with variant = \"cubic\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
-                    if kind_name == "tcp" { " without variant = \"cubic\"" } else { "" }
+                    "`profile` is a tfrc and media key (and a tcp key with variant = \"cubic\", or \"reno\" with profile = \"linux\"), but flow \"{name}\" has kind = \"{kind_name}\"{}",
+                    if kind_name == "tcp" {
+                        format!(" with variant = \"{}\"", variant.unwrap_or("newreno"))
+                    } else {
+                        String::new()
+                    }
                 ),
                 format!("only keys that apply to {kind_name} flows"),
             );
@@ -1867,15 +1874,23 @@ fn flow_spec(
     }
     if let Some(e) = &f.ecn {
         let cubic = f.variant.as_ref().is_some_and(|v| v.get_ref() == "cubic");
+        let linux = f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
         match kind_name {
             "tfrc" => {}
-            "tcp" if !*e.get_ref() || !cubic => {}
+            "tcp" if !*e.get_ref() || !(cubic || linux) => {}
             "tcp" => cx.err(
                 e.span(),
-                format!(
-                    "flow \"{name}\": ecn = true with variant = \"cubic\"; the CUBIC agent (NS-2's \
-                     Agent/TCP/Linux) does not answer ECN marks"
-                ),
+                if linux {
+                    format!(
+                        "flow \"{name}\": ecn = true with profile = \"linux\"; the Linux TCP model \
+                         does not negotiate or answer ECN (docs/simulator.md)"
+                    )
+                } else {
+                    format!(
+                        "flow \"{name}\": ecn = true with variant = \"cubic\"; the CUBIC agent \
+                         (NS-2's Agent/TCP/Linux) does not answer ECN marks"
+                    )
+                },
                 "ecn = true with variant \"tahoe\", \"reno\", \"newreno\" or \"sack\" (or ecn = false)"
                     .to_string(),
             ),
@@ -1979,7 +1994,14 @@ fn flow_spec(
             "start < duration".to_string(),
         );
     }
-    let default_size = if kind_name == "udp" { 210 } else { 1000 };
+    let linux_tcp =
+        kind_name == "tcp" && f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
+    // The Linux model's default segment is the kernel's MSS at an MTU of 1500 with timestamps.
+    let default_size = match kind_name {
+        "udp" => 210,
+        _ if linux_tcp => 1448,
+        _ => 1000,
+    };
     let packet_size = match &f.packet_size {
         Some(p) => cx.count(p, "packet_size", 1, 65_000)?,
         None => default_size,
@@ -1987,11 +2009,14 @@ fn flow_spec(
 
     let kind = match kind_name {
         "tcp" => {
+            let linux_profile = f.profile.as_ref().is_some_and(|p| p.get_ref() == "linux");
             let variant = match f.variant.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
                 None | Some((_, "newreno")) => TcpVariant::NewReno,
+                Some((_, "reno")) if linux_profile => TcpVariant::Linux(LinuxCc::Reno),
                 Some((_, "reno")) => TcpVariant::Reno,
                 Some((_, "tahoe")) => TcpVariant::Tahoe,
                 Some((_, "sack")) => TcpVariant::Sack,
+                Some((_, "cubic")) if linux_profile => TcpVariant::Linux(LinuxCc::Cubic),
                 Some((_, "cubic")) => TcpVariant::Cubic(
                     match f.profile.as_ref().map(|v| (v.span(), v.get_ref().as_str())) {
                         None | Some((_, "rfc9438")) => CubicProfile::Rfc9438,
@@ -2000,7 +2025,7 @@ fn flow_spec(
                             cx.err(
                                 span,
                                 format!("unknown CUBIC profile \"{other}\""),
-                                "\"rfc9438\" or \"ns2\"".to_string(),
+                                "\"rfc9438\", \"ns2\" or \"linux\"".to_string(),
                             );
                             CubicProfile::Rfc9438
                         }
@@ -2015,17 +2040,34 @@ fn flow_spec(
                     TcpVariant::NewReno
                 }
             };
+            let linux = matches!(variant, TcpVariant::Linux(_));
+            // The Linux model's defaults are the kernel's: a receive window that autotunes far
+            // above any path here, an initial window of 10.
             let window = f
                 .window
                 .as_ref()
                 .map(|w| cx.count(w, "window", 1, 1_000_000_000))
-                .unwrap_or(Some(20))?;
+                .unwrap_or(Some(if linux { LINUX_WINDOW } else { 20 }))?;
             let window_init = f
                 .window_init
                 .as_ref()
                 .map(|w| cx.count(w, "window_init", 1, 1_000_000))
-                .unwrap_or(Some(2))?;
+                .unwrap_or(Some(if linux { 10 } else { 2 }))?;
             let delayed_ack = f.delayed_ack.unwrap_or(false);
+            if let (true, Some(d)) = (linux, f.delayed_ack) {
+                cx.err(
+                    f.variant
+                        .as_ref()
+                        .map(|v| v.span())
+                        .unwrap_or(f.name.span()),
+                    format!(
+                        "flow \"{name}\": delayed_ack = {d} with profile = \"linux\"; the Linux \
+                         receiver delays its ACKs as the kernel does (quick ACKs at the start, \
+                         an ACK per two segments, a 40-ms timer), which is not a choice"
+                    ),
+                    "no delayed_ack key with profile = \"linux\"".to_string(),
+                );
+            }
             if delayed_ack && matches!(variant, TcpVariant::Cubic(_)) {
                 let span = f
                     .variant
@@ -2046,23 +2088,44 @@ fn flow_spec(
                 Some(o) => cx.duration(o, "overhead")?,
                 None => Duration::ZERO,
             };
-            if let (Some(o), TcpVariant::Cubic(_)) = (&f.overhead, variant) {
+            if let (Some(o), TcpVariant::Cubic(_) | TcpVariant::Linux(_)) = (&f.overhead, variant) {
                 if !overhead.is_zero() {
+                    let (v, model) = match variant {
+                        TcpVariant::Linux(LinuxCc::Reno) => {
+                            ("reno\" and profile = \"linux", "the Linux model")
+                        }
+                        TcpVariant::Linux(LinuxCc::Cubic) => {
+                            ("cubic\" and profile = \"linux", "the Linux model")
+                        }
+                        _ => ("cubic", "its Agent/TCP/Linux"),
+                    };
                     cx.err(
                         o.span(),
                         format!(
-                            "flow \"{name}\": overhead with variant = \"cubic\"; the send-time \
-                             jitter is modelled for NS-2's one-way TCPs, not its Agent/TCP/Linux"
+                            "flow \"{name}\": overhead with variant = \"{v}\"; the send-time \
+                             jitter is modelled for NS-2's one-way TCPs, not {model}"
                         ),
                         "a tahoe, reno, newreno or sack flow, or no overhead".to_string(),
                     );
                 }
             }
             let on_off = f.on_off.as_ref().and_then(|o| on_off_spec(cx, o));
-            if let (Some(o), TcpVariant::Cubic(_)) = (&f.on_off, variant) {
+            if let (Some(o), TcpVariant::Cubic(_) | TcpVariant::Linux(_)) = (&f.on_off, variant) {
                 cx.err(
                     o.span(),
-                    format!("flow \"{name}\": [flows.on_off] with variant = \"cubic\""),
+                    format!(
+                        "flow \"{name}\": [flows.on_off] with variant = \"{}\"{}",
+                        if matches!(variant, TcpVariant::Linux(LinuxCc::Reno)) {
+                            "reno"
+                        } else {
+                            "cubic"
+                        },
+                        if linux {
+                            " and profile = \"linux\""
+                        } else {
+                            ""
+                        }
+                    ),
                     "a tahoe, reno, newreno or sack flow for on/off transfers".to_string(),
                 );
             }

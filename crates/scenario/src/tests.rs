@@ -753,16 +753,69 @@ fn cubic_takes_a_profile_defaulting_to_rfc9438() {
 }
 
 #[test]
+fn linux_profile_picks_the_linux_model_with_the_kernels_defaults() {
+    let flow = |variant: &str, extra: &str| {
+        let text = GOOD.replace("window = 100\n", "").replace(
+            "variant = \"tahoe\"",
+            &format!("variant = \"{variant}\"\nprofile = \"linux\"{extra}"),
+        );
+        Scenario::parse("l.toml", &text).map(|s| s.flows[1].clone())
+    };
+    for (v, cc) in [("reno", LinuxCc::Reno), ("cubic", LinuxCc::Cubic)] {
+        let f = flow(v, "").unwrap();
+        match f.kind {
+            FlowKind::Tcp {
+                variant,
+                window,
+                window_init,
+                ..
+            } => {
+                assert_eq!(variant, TcpVariant::Linux(cc));
+                assert_eq!((window, window_init), (LINUX_WINDOW, 10));
+            }
+            _ => panic!("tcp flow"),
+        }
+        assert_eq!(f.packet_size, 1448, "the kernel's MSS with timestamps");
+    }
+    // Explicit keys still apply.
+    let f = flow("reno", "\nwindow = 64\npacket_size = 1000").unwrap();
+    assert!(matches!(f.kind, FlowKind::Tcp { window: 64, .. }));
+    assert_eq!(f.packet_size, 1000);
+}
+
+#[test]
 fn cubic_profile_errors_are_located() {
     let text = GOOD.replace(
         "variant = \"tahoe\"",
-        "variant = \"cubic\"\nprofile = \"linux\"",
+        "variant = \"cubic\"\nprofile = \"linus\"",
     );
     one(
         &text,
-        line_of(&text, "profile = \"linux\""),
-        "unknown CUBIC profile \"linux\"",
-        "\"rfc9438\" or \"ns2\"",
+        line_of(&text, "profile = \"linus\""),
+        "unknown CUBIC profile \"linus\"",
+        "\"rfc9438\", \"ns2\" or \"linux\"",
+    );
+    // The Linux receiver's delayed ACKs are not a choice.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"linux\"\ndelayed_ack = false",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"reno\""),
+        "delayed_ack = false with profile = \"linux\"",
+        "no delayed_ack key",
+    );
+    // Linux is the only profile of a Reno flow.
+    let text = GOOD.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"ns2\"",
+    );
+    one(
+        &text,
+        line_of(&text, "variant = \"reno\"") + 1,
+        "with variant = \"reno\"",
+        "tcp flows",
     );
     // A profile on a TCP flow that is not CUBIC.
     let text = GOOD.replace(
@@ -772,7 +825,7 @@ fn cubic_profile_errors_are_located() {
     one(
         &text,
         line_of(&text, "variant = \"tahoe\"") + 1,
-        "without variant = \"cubic\"",
+        "with variant = \"tahoe\"",
         "tcp flows",
     );
     // Delayed ACKs: CUBIC runs against the Sack1 sink, which acknowledges every packet.
@@ -819,8 +872,8 @@ fn max_events_is_a_positive_budget() {
     );
 }
 
-/// `ecn` on a TFRC or TCP flow sets `Flow::ecn`; with CUBIC `ecn = true` is refused (its
-/// agent does not answer marks), on a UDP flow the key is refused.
+/// `ecn` on a TFRC or TCP flow sets `Flow::ecn`; with CUBIC or the Linux model `ecn = true` is
+/// refused (their agents do not answer marks), on a UDP flow the key is refused.
 #[test]
 fn ecn_key() {
     let t = with_tfrc_line("ecn = true");
@@ -837,6 +890,16 @@ fn ecn_key() {
         &t,
         "true",
         "ecn = true with variant = \"cubic\"",
+        "\"sack\" (or ecn = false)",
+    );
+    let t = t.replace(
+        "variant = \"cubic\"",
+        "variant = \"reno\"\nprofile = \"linux\"",
+    );
+    one_at(
+        &t,
+        "true",
+        "ecn = true with profile = \"linux\"",
         "\"sack\" (or ecn = false)",
     );
     let t = GOOD.replace("window = 100", "window = 100\necn = false");
@@ -1100,8 +1163,8 @@ fn every_problem_of_a_dumbbell_is_reported() {
     assert_eq!(ps.len(), 4, "{ps:#?}");
 }
 
-/// `overhead` (NS-2's `overhead_`) is a duration on one-way TCP flows, refused with CUBIC and
-/// on other kinds.
+/// `overhead` (NS-2's `overhead_`) is a duration on one-way TCP flows, refused with CUBIC, the
+/// Linux model and on other kinds.
 #[test]
 fn tcp_overhead_parses_and_is_refused_where_not_modelled() {
     let text = GOOD.replace("window = 100", "window = 100\noverhead = \"3ms\"");
@@ -1117,6 +1180,16 @@ fn tcp_overhead_parses_and_is_refused_where_not_modelled() {
         &cubic,
         "\"3ms\"",
         "overhead with variant = \"cubic\"",
+        "no overhead",
+    );
+    let linux = text.replace(
+        "variant = \"tahoe\"",
+        "variant = \"reno\"\nprofile = \"linux\"",
+    );
+    one_at(
+        &linux,
+        "\"3ms\"",
+        "overhead with variant = \"reno\" and profile = \"linux\"",
         "no overhead",
     );
     let tfrc = GOOD.replace("profile = \"ns2\"", "profile = \"ns2\"\noverhead = \"3ms\"");

@@ -27,7 +27,7 @@ use std::fmt;
 use std::time::Duration;
 
 use scenario::{
-    CubicProfile, Event, Flow, FlowKind, Link, LinkAction, LinkDirection, Loss, LossModel,
+    CubicProfile, Event, Flow, FlowKind, Link, LinkAction, LinkDirection, LinuxCc, Loss, LossModel,
     MaxPAimd, Node, Queue, RedAverage, RedMaxP, RedParams, RedThresholds, Scenario, TcpVariant,
     TfrcProfile, Wireless,
 };
@@ -407,6 +407,24 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
                 overhead: _,
                 on_off,
             } => {
+                if let TcpVariant::Linux(cc) = variant {
+                    bad(
+                        item.clone(),
+                        format!(
+                            "uses profile \"linux\" (variant = \"{}\"); NS-2.35 has no model of \
+                             today's Linux TCP: its Agent/TCP/Linux runs 2.6.22-era congestion \
+                             modules inside NS-2's own sender, without RACK-TLP, PRR, F-RTO, \
+                             HyStart or the Linux receiver's delayed and quick ACKs",
+                            match cc {
+                                LinuxCc::Reno => "reno",
+                                LinuxCc::Cubic => "cubic",
+                            }
+                        ),
+                        "an NS-2 variant (\"reno\", \"sack\", or \"cubic\" with profile = \"ns2\") \
+                         for NS-2 cross-validation; compare profile = \"linux\" with the kernel \
+                         itself (`tfrclab validate --real`)",
+                    );
+                }
                 if on_off.is_some() {
                     bad(
                         item.clone(),
@@ -1094,7 +1112,8 @@ impl<'a> Writer<'a> {
                         TcpVariant::Reno => "Agent/TCP/Reno",
                         TcpVariant::NewReno => "Agent/TCP/Newreno",
                         TcpVariant::Sack => "Agent/TCP/Sack1",
-                        TcpVariant::Cubic(_) => "Agent/TCP/Linux",
+                        // Refused by the check above: never written.
+                        TcpVariant::Cubic(_) | TcpVariant::Linux(_) => "Agent/TCP/Linux",
                     };
                     let cubic = matches!(variant, TcpVariant::Cubic(_));
                     // CUBIC runs on Agent/TCP/Linux, whose sink is Sack1 (the parser refuses
@@ -1319,6 +1338,8 @@ fn variant_name(v: TcpVariant) -> &'static str {
         TcpVariant::Sack => "sack",
         TcpVariant::Cubic(CubicProfile::Ns2) => "cubic (profile ns2)",
         TcpVariant::Cubic(CubicProfile::Rfc9438) => "cubic (profile rfc9438)",
+        TcpVariant::Linux(LinuxCc::Reno) => "reno (profile linux)",
+        TcpVariant::Linux(LinuxCc::Cubic) => "cubic (profile linux)",
     }
 }
 

@@ -3,6 +3,7 @@
 //! To add an agent: a variant here, a `From` impl, and one arm in `dispatch!` (the interface
 //! itself, with an example, is documented in [`crate::agent`]).
 
+pub mod linux_sink;
 pub mod media;
 pub mod onoff;
 pub(crate) mod sacker;
@@ -12,9 +13,11 @@ pub mod tcp_sink;
 pub mod tfrc;
 pub mod udp;
 
+pub use linux_sink::{LinuxSink, LinuxSinkConfig};
 pub use media::{MediaReceiver, MediaSender};
 pub use onoff::{OnOffConfig, OnOffTcp};
 pub use tcp::cubic::{CubicConfig, CubicProfile, CubicSender};
+pub use tcp::linux::{LinuxCc, LinuxTcpConfig, LinuxTcpSender};
 pub use tcp::{TcpConfig, TcpSender, TcpVariant};
 pub use tcp_sink::{TcpSink, TcpSinkConfig};
 pub use tfrc::{OnOff, TfrcApp, TfrcReceiver, TfrcSender};
@@ -37,6 +40,10 @@ pub enum AnyAgent {
     TcpSink(TcpSink),
     /// CUBIC on NS-2's `Agent/TCP/Linux` sender (boxed, as the other TCP sender).
     CubicSender(Box<CubicSender>),
+    /// TCP as Linux runs it (`profile = "linux"`; boxed, as the other TCP senders).
+    LinuxSender(Box<LinuxTcpSender>),
+    /// The Linux receiver paired with it (boxed: its SACK and out-of-order state).
+    LinuxSink(Box<LinuxSink>),
     /// A TFRC sender driving the `tfrc` core (boxed: the core's state is large).
     TfrcSender(Box<TfrcSender>),
     /// A TFRC receiver driving the `tfrc` core.
@@ -109,6 +116,18 @@ impl From<CubicSender> for AnyAgent {
     }
 }
 
+impl From<LinuxTcpSender> for AnyAgent {
+    fn from(a: LinuxTcpSender) -> Self {
+        AnyAgent::LinuxSender(Box::new(a))
+    }
+}
+
+impl From<LinuxSink> for AnyAgent {
+    fn from(a: LinuxSink) -> Self {
+        AnyAgent::LinuxSink(Box::new(a))
+    }
+}
+
 macro_rules! dispatch {
     ($self:expr, $a:ident => $e:expr) => {
         match $self {
@@ -119,6 +138,8 @@ macro_rules! dispatch {
             AnyAgent::TfrcReceiver($a) => $e,
             AnyAgent::TcpSink($a) => $e,
             AnyAgent::CubicSender($a) => $e,
+            AnyAgent::LinuxSender($a) => $e,
+            AnyAgent::LinuxSink($a) => $e,
             AnyAgent::MediaSender($a) => $e,
             AnyAgent::MediaReceiver($a) => $e,
             AnyAgent::OnOffTcp($a) => $e,

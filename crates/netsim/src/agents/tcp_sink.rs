@@ -124,7 +124,7 @@ const HELD_MAX: usize = 1 << 20;
 /// releasing a packet never allocates (a `BTreeMap` allocated per packet held). The ring
 /// doubles when a packet lands beyond it, up to [`HELD_MAX`].
 #[derive(Clone, Debug)]
-struct Held {
+pub(crate) struct Held {
     ring: SeqRing<Option<u32>>,
     /// Packets beyond the largest ring when they arrived (never in a real run).
     far: BTreeMap<i64, u32>,
@@ -133,7 +133,7 @@ struct Held {
 }
 
 impl Held {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Held::with_max(HELD_MAX)
     }
 
@@ -150,12 +150,12 @@ impl Held {
     }
 
     /// Whether `seq` (at or above `next`) is held.
-    fn contains(&self, next: i64, seq: i64) -> bool {
+    pub(crate) fn contains(&self, next: i64, seq: i64) -> bool {
         (self.in_ring(next, seq) && self.ring.get(seq).is_some()) || self.far.contains_key(&seq)
     }
 
     /// Hold `seq` (at or above `next`) of `bytes` bytes, replacing a copy already held.
-    fn insert(&mut self, next: i64, seq: i64, bytes: u32) {
+    pub(crate) fn insert(&mut self, next: i64, seq: i64, bytes: u32) {
         if seq < next {
             return; // released already: the caller counts it as a duplicate
         }
@@ -187,7 +187,7 @@ impl Held {
 
     /// Release the packets held in order from `next`: the new in-order point and the bytes
     /// released.
-    fn release(&mut self, mut next: i64) -> (i64, u64) {
+    pub(crate) fn release(&mut self, mut next: i64) -> (i64, u64) {
         let mut bytes = 0u64;
         loop {
             while let Some(b) = self.ring.get_mut(next).take() {

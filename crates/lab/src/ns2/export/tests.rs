@@ -672,6 +672,28 @@ fn rfc9438_cubic_is_refused_with_the_reason() {
     assert!(e.to_string().contains("profile = \"ns2\""), "{e}");
 }
 
+#[test]
+fn linux_profile_is_refused_with_the_reason() {
+    for v in ["reno", "cubic"] {
+        let text = BASE.replace(
+            "variant = \"reno\"\nwindow = 33\nwindow_init = 3\ndelayed_ack = true",
+            &format!("variant = \"{v}\"\nprofile = \"linux\""),
+        );
+        let s = parse(&text);
+        let e = export(&s, &ExportOptions::traced(&s)).unwrap_err();
+        assert_eq!(e.problems.len(), 1, "{e}");
+        let p = &e.problems[0];
+        assert_eq!(p.item, "flow \"t\"");
+        assert!(
+            p.message
+                .contains(&format!("profile \"linux\" (variant = \"{v}\")")),
+            "{e}"
+        );
+        assert!(p.message.contains("RACK-TLP"), "{e}");
+        assert!(e.to_string().contains("validate --real"), "{e}");
+    }
+}
+
 /// `ecn = true` on a TFRC flow exports NS-2's `ecn_ 1` on its Agent/TFRC; without it, nothing.
 #[test]
 fn ecn_tfrc_sets_ecn_on_the_agent() {

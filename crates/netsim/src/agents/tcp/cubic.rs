@@ -234,9 +234,35 @@ impl Cubic {
     }
 }
 
+/// `bictcp_update`'s TCP-friendly part, the same in Linux 2.6.22 and 6.x: the window Reno
+/// would have with CUBIC's β grows by one packet per `cwnd·beta_scale/8` ACKed packets
+/// (`beta_scale = 8(1024 + β)/3/(1024 − β)` in integers); when it is ahead of cwnd, `cnt` is
+/// lowered so that cwnd keeps up with it. Returns the new `cnt`.
+pub(crate) fn reno_friendly_cnt(
+    ack_cnt: &mut u32,
+    tcp_cwnd: &mut u32,
+    cnt: u32,
+    cwnd: u32,
+    beta: u32,
+) -> u32 {
+    let beta_scale = 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta);
+    let d = (cwnd.wrapping_mul(beta_scale)) >> 3;
+    if d > 0 {
+        while *ack_cnt > d {
+            *ack_cnt -= d;
+            *tcp_cwnd = tcp_cwnd.wrapping_add(1);
+        }
+    }
+    if *tcp_cwnd > cwnd {
+        cnt.min(cwnd / (*tcp_cwnd - cwnd))
+    } else {
+        cnt
+    }
+}
+
 /// The kernel's cube root: a table lookup refined by one Newton–Raphson step (average error
 /// about 0.2%), reproduced because K depends on its exact value.
-fn cubic_root(a: u64) -> u32 {
+pub(crate) fn cubic_root(a: u64) -> u32 {
     const V: [u8; 64] = [
         0, 54, 54, 54, 118, 118, 118, 118, 123, 129, 134, 138, 143, 147, 151, 156, 157, 161, 164,
         168, 170, 173, 176, 179, 181, 185, 187, 190, 192, 194, 197, 199, 200, 202, 204, 206, 209,
@@ -625,21 +651,7 @@ impl CubicSender {
         if ca.loss_cwnd == 0 {
             ca.cnt = 50;
         }
-        // Reno estimate: beta_scale = 8(1024 + beta) / 3 / (1024 - beta).
-        let beta_scale = 8 * (BETA_SCALE + LINUX_BETA) / 3 / (BETA_SCALE - LINUX_BETA);
-        let d = (cwnd.wrapping_mul(beta_scale)) >> 3;
-        if d > 0 {
-            while ca.ack_cnt > d {
-                ca.ack_cnt -= d;
-                ca.tcp_cwnd = ca.tcp_cwnd.wrapping_add(1);
-            }
-        }
-        if ca.tcp_cwnd > cwnd {
-            let max_cnt = cwnd / (ca.tcp_cwnd - cwnd);
-            if ca.cnt > max_cnt {
-                ca.cnt = max_cnt;
-            }
-        }
+        ca.cnt = reno_friendly_cnt(&mut ca.ack_cnt, &mut ca.tcp_cwnd, ca.cnt, cwnd, LINUX_BETA);
         ca.cnt = (ca.cnt.wrapping_shl(ACK_RATIO_SHIFT)) / ca.delayed_ack.max(1);
         if ca.cnt == 0 {
             ca.cnt = 1;

@@ -36,6 +36,7 @@
 //! the `A` (congestion action) flag in traces (the packets carry CWR; traces do not print it).
 
 pub mod cubic;
+pub mod linux;
 pub mod newreno;
 pub mod reno;
 pub mod rtt;
