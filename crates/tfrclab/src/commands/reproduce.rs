@@ -35,7 +35,8 @@ Examples:
   tfrclab reproduce all --markdown docs/reproduce.md")]
 pub struct Args {
     /// Papers to reproduce: seed-000, seed-001, seed-002, seed-003, seed-004, beyond-seeds (the
-    /// seed papers' TFRC-vs-TCP friendliness against other TCP variants), or all.
+    /// seed papers' TFRC-vs-TCP friendliness against other TCP variants), rfc8867 (the RFC 8867
+    /// media cases: TFRC, NADA, SCReAM and GCC judged by RFC 8868), or all.
     #[arg(value_name = "PAPER", default_value = "all")]
     pub papers: Vec<String>,
     /// Seeds (N) per replicated configuration [default: 10, or 3 with --quick].
