@@ -72,19 +72,24 @@ impl<'a> Ctx<'a> {
         let Some(n) = bare_number(v.get_ref()) else {
             return false;
         };
-        if n.replace('_', "").parse::<f64>() == Ok(0.0) {
+        let x = n.replace('_', "").parse::<f64>();
+        if x == Ok(0.0) {
             return false;
         }
-        self.err(
-            v.span(),
-            format!("`{key}` = {n} has no unit: a {what} needs one"),
-            fix,
-        );
+        // The fix the caller wrote uses the magnitude: suggesting `"-1s"` would only lead to
+        // the next refusal (negative).
+        let message = if x.is_ok_and(|x| x < 0.0) {
+            format!("`{key}` = {n} has no unit and is negative: a {what} needs a unit and is zero or more")
+        } else {
+            format!("`{key}` = {n} has no unit: a {what} needs one")
+        };
+        self.err(v.span(), message, fix);
         true
     }
 
     fn duration_value(&mut self, v: &Spanned<Value>, key: &str) -> Option<(f64, Duration)> {
         if let Some(n) = bare_number(v.get_ref()) {
+            let n = n.trim_start_matches(['-', '+']);
             let fix = format!(
                 "`{key} = \"{n}s\"` for seconds, or another unit: \"{n}ms\", \"{n}us\", \"{n}ns\", \"{n} min\""
             );
@@ -137,7 +142,8 @@ impl<'a> Ctx<'a> {
 
     fn bandwidth(&mut self, v: &Spanned<Value>, key: &str) -> Option<f64> {
         if let Some(n) = bare_number(v.get_ref()) {
-            let x: f64 = n.parse().unwrap_or(0.0);
+            let x: f64 = n.replace('_', "").parse::<f64>().unwrap_or(0.0).abs();
+            let n = n.trim_start_matches(['-', '+']);
             let mut fix = format!("`{key} = \"{}\"` for {n} bit/s", bps_text(x));
             if x.abs() < 1e4 {
                 fix.push_str(&format!(", or \"{n}Mbps\", \"{n}kbps\", \"{n}MB/s\""));

@@ -1118,6 +1118,13 @@ fn bare_numbers_are_refused_for_every_key_with_a_unit() {
         let exp = p.expected.unwrap_or_default();
         let want = if bandwidth { "\"2Mbps\"" } else { "\"5s\"" };
         assert!(exp.contains(want), "{key}: {exp}");
+        // A bare negative number: both faults named, and the fix is not itself refused.
+        lines[i] = format!("{key} = {}", if bandwidth { "-2e6" } else { "-5" });
+        let text = lines.join("\n");
+        let p = one(&text, i + 1, &format!("`{key}`"), "");
+        assert!(p.message.contains("no unit and is negative"), "{p:#?}");
+        let exp = p.expected.unwrap_or_default();
+        assert!(exp.contains(want) && !exp.contains("\"-"), "{key}: {exp}");
         // A quoted number is as bare: it would silently be seconds or bit/s.
         lines[i] = format!("{key} = \"{}\"", if bandwidth { "2e6" } else { "5" });
         let text = lines.join("\n");
