@@ -21,7 +21,7 @@ use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, Ti
 use crate::agents::AnyAgent;
 use crate::link::{Link, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
-use crate::packet::{Direction, FlowId, NodeId, Packet};
+use crate::packet::{Direction, FlowId, Header, NodeId, Packet};
 use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::Routes;
@@ -1395,7 +1395,16 @@ fn trace_line(
     } else {
         0
     };
+    // NS-2's trace.cc: C = ECN-Echo, A = congestion action (CWR), E = CE, N = ECT.
     let mut flags = *b"-------";
+    if let Header::Tcp(h) = &pkt.header {
+        if h.ece {
+            flags[0] = b'C';
+        }
+        if h.cwr {
+            flags[3] = b'A';
+        }
+    }
     if pkt.ce {
         flags[4] = b'E';
     }

@@ -2,8 +2,8 @@
 //! the three-hop dumbbell of validation/ns2/tcp_dumbbell.tcl (n0 -10 Mb/2 ms- n1
 //! -1.5 Mb/20 ms, DropTail 50- n2 -10 Mb/2 ms- n3). Every deterministic run must produce
 //! NS-2.35's trace line for line: the same packets (SACK ACKs are 8 bytes longer per block),
-//! at the same microsecond, with the same drops (only NS-2's `A` flag is not printed). The sender takes the `boot_time_` NS-2 gave
-//! its agent (read with the script's probe) so tick-rounded RTT samples agree too.
+//! at the same microsecond, with the same drops and flags (NS-2's `A` after every window cut).
+//! The sender takes the `boot_time_` NS-2 gave its agent (read with the script's probe) so tick-rounded RTT samples agree too.
 
 mod common;
 mod tcp_common;
@@ -158,9 +158,6 @@ impl Run {
         let (ns, boot) = self.ns2_trace();
         let (mine, _, st) = self.netsim(Some(boot), true);
         let what = format!("{:?} window {} {:?}", self.variant, self.window, self.drops);
-        // netsim does not print the `A` (congestion action) flag NS-2 sets on the first new
-        // packet after a window cut (docs/simulator.md); every other field must match.
-        let ns = ns.replace(" ---A--- ", " ------- ");
         let ns_lines = by_instant(ns.lines());
         let my_lines = by_instant(mine.lines());
         assert!(ns_lines.len() > 1000, "{what}: NS-2 traced too little");

@@ -1,7 +1,8 @@
-//! `tfrclab reproduce rfc8867`: TFRC as a media congestion controller beside NADA, SCReAM and
-//! GCC, judged the way the IETF's RMCAT working group judges one: the wired test cases of RFC 8867 §5 (5.1–5.8), the metrics
-//! of RFC 8868 §3, frame-level results of the video application (`crates/media`), and a verdict
-//! per case and controller from stated rules with 95% confidence intervals over the seeds.
+//! `tfrclab reproduce rfc8867`: TFRC beside NADA, SCReAM and GCC as media congestion control,
+//! judged the way the IETF's RMCAT working group judges one: the wired test cases of RFC 8867 §5
+//! (5.1–5.8), the metrics of RFC 8868 §3, frame-level results of the video application
+//! (`crates/media`), and a verdict per case and controller from stated rules with 95% confidence
+//! intervals over the seeds.
 //!
 //! `docs/media.md` gives every case's parameters (with the ones the RFC leaves open), the
 //! metrics' definitions and the rules; this module is their only implementation.
@@ -679,7 +680,8 @@ impl Paper for Rfc8867 {
     }
 
     fn title(&self) -> &'static str {
-        "RFC 8867 / RFC 8868: TFRC as a media congestion controller, judged as RMCAT judges"
+        "RFC 8867 / RFC 8868: TFRC beside NADA, SCReAM and GCC as media congestion control, \
+         judged as RMCAT judges"
     }
 
     fn experiments(&self, budget: &Budget) -> Result<Vec<Experiment>, String> {
@@ -988,9 +990,11 @@ impl Paper for Rfc8867 {
         sections.insert(0, first);
         Ok(PaperReport {
             summary: format!(
-                "{} cases × {} controllers, RFC 8868 metrics and frame-level results",
+                "{} cases × {} controller configurations ({} of TFRC, NADA, SCReAM, GCC), \
+                 RFC 8868 metrics and frame-level results",
                 results.experiments.len(),
-                CONTROLLERS.len()
+                CONTROLLERS.len(),
+                CONTROLLERS.iter().filter(|c| c.tfrc.is_some()).count()
             ),
             intro: vec![
                 "RFC 8867 defines the test cases the IETF's RMCAT group uses to evaluate \

@@ -249,6 +249,21 @@ fn case_5_8_pause_and_resume() {
     assert_eq!(timeline(&s).len(), 3);
 }
 
+/// The report's title names every kind of controller the suite runs, not TFRC alone (it once
+/// read "TFRC as a media congestion controller" while eight configurations ran).
+#[test]
+fn title_names_every_controller() {
+    let title = Rfc8867.title().to_lowercase();
+    for c in CONTROLLERS {
+        assert!(
+            title.contains(c.controller),
+            "{:?} lacks {}",
+            Rfc8867.title(),
+            c.controller
+        );
+    }
+}
+
 /// Every configuration of the full suite parses on its case (the RMCAT controllers' flows refuse
 /// `profile` and `variants`, so this also fails if a case file sets either), and every media
 /// flow then runs the configuration's controller: TFRC with its profile and variants, or NADA,

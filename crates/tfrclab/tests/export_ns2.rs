@@ -893,3 +893,66 @@ fn examples_export_and_run_or_name_what_ns2_lacks() {
         }
     }
 }
+
+/// The ECN flags of trace.cc (`C` ECN-Echo, `A` congestion action/CWR, `E` CE, `N` ECT) as NS-2
+/// writes them. `validation/ecn-tcp-red.toml` (three ECN TCPs and an ECN TFRC through RED) is
+/// packet-exact against NS-2 until RED's first random mark, whose draw differs: up to the first
+/// `E` in either trace every line must be identical, flags included, and that prefix holds the
+/// ECN-Echo on the first packet and its ACKs. After it the runs diverge, so `A` (which follows
+/// a mark) is compared as a count: a window cut per marked window on both sides, within 15%
+/// (the ECN validation's tolerance for rates that depend on RED's draws).
+#[test]
+fn ecn_flags_as_ns2_writes_them() {
+    let dir = Scratch::new("ecn-flags");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../validation/ecn-tcp-red.toml");
+    let file = file.to_str().unwrap();
+    let out = tfrclab(
+        &[
+            "export-ns2",
+            file,
+            "--set",
+            "duration=5s",
+            "--trace-file",
+            "ns2.tr",
+            "-o",
+            "run.tcl",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    run_ns(dir.path(), "run.tcl");
+    let out = tfrclab(
+        &[
+            "run",
+            file,
+            "--set",
+            "duration=5s",
+            "--trace",
+            "ns2",
+            "--out",
+            "sim",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let ns2 = std::fs::read_to_string(dir.path().join("ns2.tr")).unwrap();
+    let sim = std::fs::read_to_string(dir.path().join("sim/trace.tr")).unwrap();
+    let flags = |l: &str| l.split(' ').nth(6).unwrap_or("").to_string();
+    let first_mark = |t: &str| t.lines().position(|l| flags(l).contains('E')).unwrap();
+    let n = first_mark(&ns2).min(first_mark(&sim));
+    let (a, b): (Vec<&str>, Vec<&str>) =
+        (ns2.lines().take(n).collect(), sim.lines().take(n).collect());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "line {} before the first mark", i + 1);
+    }
+    let echoes = a.iter().filter(|l| flags(l).starts_with('C')).count();
+    assert!(echoes > 10, "{echoes} ECN-Echo lines before the first mark");
+    let actions = |t: &str| t.lines().filter(|l| flags(l).contains('A')).count() as f64;
+    let (x, y) = (actions(&ns2), actions(&sim));
+    assert!(x > 50.0, "NS-2 wrote {x} CWR lines");
+    assert!(
+        (y / x - 1.0).abs() <= 0.15,
+        "CWR lines: NS-2 {x}, tfrclab {y}"
+    );
+}

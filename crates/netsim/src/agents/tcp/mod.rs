@@ -32,8 +32,7 @@
 //! without a second cut. `docs/ns2-reference.md` §1b lists the rules.
 //!
 //! Not modelled (off in NS-2's defaults): the timestamp option (`timestamps_`), F-RTO,
-//! Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_`, `old_ecn_`, and
-//! the `A` (congestion action) flag in traces (the packets carry CWR; traces do not print it).
+//! Quick-Start, `newreno_changes_ > 0`, `windowOption_` 2–8, `max_ssthresh_` and `old_ecn_`.
 
 pub mod cubic;
 pub mod linux;
