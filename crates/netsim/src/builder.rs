@@ -514,6 +514,8 @@ impl NetworkBuilder {
                     from: l.from,
                     to: l.to,
                     bandwidth_bps: l.cfg.bandwidth_bps,
+                    bandwidth_f64: l.cfg.bandwidth_bps as f64,
+                    wireless: l.cfg.wireless.is_some(),
                     delay_secs: l.cfg.delay.as_secs_f64(),
                     queue: Queue::new(
                         &l.cfg.queue,

@@ -106,6 +106,12 @@ pub(crate) struct Link {
     /// `tx_done` is deferred: not in the scheduler (`Simulator::settle_tx_done`).
     pub tx_done_lazy: bool,
     pub bandwidth_bps: u64,
+    /// `bandwidth_bps as f64`, converted once (the conversion was a tenth of a transmission's
+    /// own instructions).
+    pub bandwidth_f64: f64,
+    /// The link is a wireless hop (`cold.wireless` is set): checked here so that a wired
+    /// transmission does not read the cold part.
+    pub wireless: bool,
     /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
     pub delay_secs: f64,
     /// The key of the pending transmission-done event, if any.

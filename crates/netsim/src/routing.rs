@@ -161,7 +161,7 @@ impl Routes {
     }
 
     /// The link to take from `at` towards `dst`, if `dst` is reachable (and distinct).
-    #[inline]
+    #[inline(always)]
     pub fn next_link(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
         let (a, d) = (at as usize, dst as usize);
         if a >= self.n || d >= self.n {

@@ -1051,22 +1051,11 @@ impl<M: Metering> Simulator<M> {
         link.stats.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
         // at clock + (txtime + delay), the queue's resume at clock + txtime.
-        let wired = 8.0 * f64::from(size) / link.bandwidth_bps as f64;
-        let bandwidth = link.bandwidth_bps;
-        let c = &mut *link.cold;
-        let (txt, delivered) = match &mut c.wireless {
-            Some(w) => {
-                let tx = crate::link::tx_ns(bandwidth, size);
-                let e = w.exchange(&self.store[id], tx, &mut c.wireless_rng);
-                link.stats.attempts += u64::from(e.attempts);
-                let txt = if e.busy_ns == tx {
-                    wired
-                } else {
-                    e.busy_ns as f64 / 1e9
-                };
-                (txt, e.delivered)
-            }
-            None => (wired, true),
+        let wired = 8.0 * f64::from(size) / link.bandwidth_f64;
+        let (txt, delivered) = if link.wireless {
+            wireless_exchange(link, &self.store[id], size, wired)
+        } else {
+            (wired, true)
         };
         let done_secs = self.now_secs + txt;
         let arrival_secs = self.now_secs + (txt + link.delay_secs);
@@ -1243,6 +1232,7 @@ impl<M: Metering> Simulator<M> {
         let link = &mut self.links[l];
         if let Some(b) = s.bandwidth_bps {
             link.bandwidth_bps = b;
+            link.bandwidth_f64 = b as f64;
         }
         if let Some(d) = s.delay {
             link.delay_secs = d.as_secs_f64();
@@ -1428,6 +1418,26 @@ fn trace_line(
         flow: Some(pkt.flow),
         packet: Some(pkt),
     });
+}
+
+/// A wireless hop's link-layer exchange for one frame (`wired` is its serialisation time in
+/// NS-2's double): how long it holds the link and whether it gets through.
+#[cold]
+#[inline(never)]
+fn wireless_exchange(link: &mut Link, pkt: &Packet, size: u32, wired: f64) -> (f64, bool) {
+    let c = &mut *link.cold;
+    let Some(w) = &mut c.wireless else {
+        return (wired, true);
+    };
+    let tx = crate::link::tx_ns(link.bandwidth_bps, size);
+    let e = w.exchange(pkt, tx, &mut c.wireless_rng);
+    link.stats.attempts += u64::from(e.attempts);
+    let txt = if e.busy_ns == tx {
+        wired
+    } else {
+        e.busy_ns as f64 / 1e9
+    };
+    (txt, e.delivered)
 }
 
 /// A time in seconds, as NS-2 holds it.
