@@ -157,7 +157,7 @@ pub struct TcpPlan {
     pub to: SocketAddrV4,
     /// `TCP_CONGESTION`.
     pub cc: String,
-    /// `TCP_MAXSEG`.
+    /// The payload of a full segment (`TCP_MAXSEG` is set from it by `sys::set_mss`).
     pub mss: u32,
     /// When to connect and when to stop writing, monotonic ns.
     pub start_ns: u64,

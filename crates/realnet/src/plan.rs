@@ -41,8 +41,9 @@ pub enum Runner {
     Tcp {
         /// The kernel's congestion control (`TCP_CONGESTION`).
         cc: String,
-        /// `TCP_MAXSEG`: the simulated segment's payload less the 12 bytes of the timestamp
-        /// option, so that a full real segment is as large on the wire as a simulated one.
+        /// The payload of a full segment: the simulated packet's wire size less IP, TCP and
+        /// the 12-byte timestamp option, so that a full real segment is as large on the wire
+        /// as a simulated one (`TCP_MAXSEG` is set to it plus the option, `sys::set_mss`).
         mss: u32,
         /// `TCP_WINDOW_CLAMP` on the receiver: the simulated `window` in bytes.
         window_clamp: u32,
