@@ -333,6 +333,7 @@ mod tests {
                 vec![]
             },
             load: [0.0; 2],
+            host: None,
             dir: None,
         }
     }

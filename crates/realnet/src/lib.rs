@@ -13,6 +13,7 @@
 //! - [`run`]: one real run: build, start, stop, measure, check the timing.
 //! - [`capture`]: the emulator's capture read into `netsim::FlowRecorder`s; a classifier.
 //! - [`flows`]: the real flows' ends.
+//! - [`host`]: the host's other work during a run (softirq, `ksoftirqd`, steal).
 //! - [`compare`]: rows, verdicts, and their text.
 //!
 //! `docs/real-network.md` ("Real validation") describes the method and its results.
@@ -22,6 +23,7 @@
 pub mod capture;
 pub mod compare;
 pub mod flows;
+pub mod host;
 pub mod plan;
 pub mod run;
 pub mod sys;
@@ -119,6 +121,20 @@ impl Comparison {
         })
     }
 
+    /// A figure of the runs' host load over the runs that recorded it: (lowest, highest), or
+    /// `None` when none did.
+    pub fn host_range(&self, f: impl Fn(&host::HostLoad) -> f64) -> Option<(f64, f64)> {
+        let v: Vec<f64> = self
+            .real
+            .iter()
+            .filter_map(|r| r.host.as_ref().map(&f))
+            .filter(|x| x.is_finite())
+            .collect();
+        let lo = v.iter().copied().reduce(f64::min)?;
+        let hi = v.iter().copied().reduce(f64::max)?;
+        Some((lo, hi))
+    }
+
     /// The 1-minute load average over the runs: (lowest, highest).
     pub fn load_range(&self) -> (f64, f64) {
         self.real
@@ -151,6 +167,8 @@ pub enum Progress {
         lateness: netemu::Lateness,
         /// Load average at its end.
         load: f64,
+        /// The host's other work during it.
+        host: Option<host::HostLoad>,
     },
 }
 
@@ -260,6 +278,7 @@ pub fn validate(
             distorted: r.distorted.clone(),
             lateness: r.emulator.lateness,
             load: r.load[1],
+            host: r.host,
         });
         real.push(r);
     }
@@ -312,8 +331,20 @@ pub fn text_table(c: &Comparison) -> String {
 pub fn timing_line(c: &Comparison) -> String {
     let (p50, p99, max) = c.worst_lateness();
     let (lo, hi) = c.load_range();
+    // Older records have no host figures; say nothing rather than a range of nothing.
+    let host = match (
+        c.host_range(|h| h.ksoftirqd_wait_ms_per_s),
+        c.host_range(|h| h.softirq),
+    ) {
+        (Some((wl, wh)), Some((sl, sh))) => format!(
+            "; ksoftirqd waited {wl:.1}–{wh:.1} ms/s, softirq {:.1}–{:.1}% of CPU time",
+            100.0 * sl,
+            100.0 * sh
+        ),
+        _ => String::new(),
+    };
     format!(
-        "{} of {} real runs undistorted; emulator write lateness (worst run) p50 {} / p99 {} / max {}; load average {lo:.1}–{hi:.1}",
+        "{} of {} real runs undistorted; emulator write lateness (worst run) p50 {} / p99 {} / max {}; load average {lo:.1}–{hi:.1}{host}",
         c.valid_reps(),
         c.real.len(),
         netemu::timing::fmt_ns(p50),

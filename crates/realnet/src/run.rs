@@ -100,6 +100,10 @@ pub struct RealRun {
     pub distorted: Vec<String>,
     /// `/proc/loadavg`'s 1-minute figure at the start and the end.
     pub load: [f64; 2],
+    /// The host's other work between the run's start and its end (softirq, `ksoftirqd`'s
+    /// waiting, steal); absent in records made before it was measured.
+    #[serde(default)]
+    pub host: Option<crate::host::HostLoad>,
     /// Where its files are, if kept.
     pub dir: Option<String>,
 }
@@ -177,6 +181,7 @@ pub fn run(
     let seed = plan::rep_seed(rep);
     let sr = plan::seeded(s, seed);
     let load_start = load1();
+    let host_start = crate::host::Snapshot::take();
     let scratch;
     let dir = match &opts.out {
         Some(d) => d.clone(),
@@ -451,6 +456,7 @@ pub fn run(
         join(h, "a UDP sink")?;
     }
     let report = emu.stop().map_err(fail("the emulator"))?;
+    let host = host_start.until(&crate::host::Snapshot::take());
     drop(guard);
     drop(net);
 
@@ -600,6 +606,7 @@ pub fn run(
         drops,
         distorted,
         load: [load_start, load1()],
+        host: Some(host),
         dir: opts.out.as_ref().map(|d| d.display().to_string()),
     })
 }

@@ -535,21 +535,43 @@ fn check(scenario: &Scenario) -> Vec<Unsupported> {
     // NS-2 has no node processing delay. Its one per-packet random delay, the `DelayModel`
     // connector, delays each packet independently (reordering a flow's packets) and belongs
     // to no node, so it would not be the same experiment (docs/phase-effects.md).
-    for n in scenario
+    let jittery: Vec<&scenario::Node> = scenario
         .nodes
         .iter()
         .filter(|n| !n.processing_jitter.is_zero())
-    {
-        bad(
-            format!("node {:?}", n.name),
-            format!(
-                "has processing_jitter = {:?}; NS-2.35 has no per-node processing delay (its \
-                 DelayModel delays packets independently, reordering them)",
-                n.processing_jitter
-            ),
-            "processing_jitter = 0 for NS-2 cross-validation; to break phase effects in both \
-             simulators, a TCP flow's `overhead` (NS-2's overhead_)",
-        );
+        .collect();
+    let why = |j: Duration| {
+        format!(
+            "has processing_jitter = {j:?}; NS-2.35 has no per-node processing delay (its \
+             DelayModel delays packets independently, reordering them)"
+        )
+    };
+    let instead = "processing_jitter = 0 for NS-2 cross-validation; to break phase effects in \
+                   both simulators, a TCP flow's `overhead` (NS-2's overhead_)";
+    // The same value at every node (the top-level key) is one problem, not one per node.
+    match jittery.first() {
+        Some(first)
+            if jittery.len() == scenario.nodes.len()
+                && jittery.len() > 1
+                && jittery
+                    .iter()
+                    .all(|n| n.processing_jitter == first.processing_jitter) =>
+        {
+            bad(
+                "every node".to_string(),
+                why(first.processing_jitter),
+                instead,
+            );
+        }
+        _ => {
+            for n in jittery {
+                bad(
+                    format!("node {:?}", n.name),
+                    why(n.processing_jitter),
+                    instead,
+                );
+            }
+        }
     }
     // E5: NS-2's TTLChecker drops silently; it has no time-exceeded notices.
     if scenario.ttl_notices {

@@ -96,10 +96,13 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
                 distorted,
                 lateness,
                 load,
+                host,
             } => eprintln!(
-                "  real run {}/{of}: emulator lateness {}, load {load:.1}{}",
+                "  real run {}/{of}: emulator lateness {}, load {load:.1}{}{}",
                 rep + 1,
                 lateness.summary(),
+                host.map(|h| format!(", {}", h.summary()))
+                    .unwrap_or_default(),
                 if distorted.is_empty() {
                     String::new()
                 } else {

@@ -530,12 +530,15 @@ fn whole_flow_protection_is_refused_but_the_cost_alone_is_not() {
 }
 
 #[test]
-fn a_node_processing_delay_is_refused_for_every_node_that_has_one() {
+fn a_node_processing_delay_is_refused_once_per_value() {
     let s = parse(&format!("processing_jitter = 0\n{BASE}"));
     assert!(export(&s, &ExportOptions::untraced()).is_ok());
+    // The top-level key: one problem for the file, not one per node.
     let s = parse(&format!("processing_jitter = \"1ms\"\n{BASE}"));
+    assert!(s.nodes.len() > 1);
     let e = export(&s, &ExportOptions::untraced()).unwrap_err();
-    assert_eq!(e.problems.len(), s.nodes.len());
+    assert_eq!(e.problems.len(), 1, "{:?}", e.problems);
+    assert_eq!(e.problems[0].item, "every node");
     assert!(e.problems[0]
         .message
         .contains("no per-node processing delay"));
@@ -544,6 +547,20 @@ fn a_node_processing_delay_is_refused_for_every_node_that_has_one() {
         "{:?}",
         e.problems[0]
     );
+    // One node's own value (the others have none): that node alone.
+    let s = parse(&format!(
+        "{BASE}\n[[nodes]]\nname = \"r\"\nprocessing_jitter = \"2ms\"\n"
+    ));
+    let e = export(&s, &ExportOptions::untraced()).unwrap_err();
+    assert_eq!(e.problems.len(), 1, "{:?}", e.problems);
+    assert_eq!(e.problems[0].item, "node \"r\"");
+    // Different values: each node with its own.
+    let s = parse(&format!(
+        "processing_jitter = \"1ms\"\n{BASE}\n[[nodes]]\nname = \"r\"\nprocessing_jitter = \"2ms\"\n"
+    ));
+    let e = export(&s, &ExportOptions::untraced()).unwrap_err();
+    assert_eq!(e.problems.len(), s.nodes.len(), "{:?}", e.problems);
+    assert!(e.problems.iter().any(|p| p.message.contains("2ms")));
 }
 
 #[test]
