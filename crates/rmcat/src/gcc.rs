@@ -148,7 +148,7 @@ impl Kalman {
         }
     }
 
-    /// One update with measurement `d_ms` and the highest group rate `f_max` (1/s):
+    /// One update with measurement `d_ms` and the highest group rate `f_max` (groups per ms):
     /// `z = d − m_hat`; `alpha = (1 − chi)^(30 / (1000 · f_max))`;
     /// `var_v = max(alpha · var_v + (1 − alpha) · z², 1)` with z clamped to 3·sqrt(var_v) for
     /// this update; `k = (P + q) / (var_v + P + q)`; `m_hat += k · z`; `P = (1 − k)(P + q)`.
@@ -438,7 +438,11 @@ impl Gcc {
             let arr = g.last_arrival - prev.last_arrival;
             let d_ms = (arr - dep) as f64 * 1e-6;
             if dep > 0 {
-                self.group_rates.push_back(1e9 / dep as f64);
+                // Groups per millisecond: §5.3's `30 / (1000 · f_max)` is 0.03 × the group
+                // period in ms (libwebrtc's `ts_delta · 30 / 1000`), about 0.3 at 100 groups/s.
+                // In groups per second the exponent was 1000 times smaller and var_v stayed at
+                // its initial 50 ms², so m_hat trailed the delay (docs/media.md, "Cross-check").
+                self.group_rates.push_back(1e6 / dep as f64);
                 if self.group_rates.len() > self.c.f_max_groups {
                     self.group_rates.pop_front();
                 }
@@ -546,6 +550,7 @@ impl Gcc {
             as_hat: self.as_hat,
             r_hat: self.r_hat,
             deltas: self.deltas,
+            var_v: self.kalman.var_v,
         }
     }
 }
@@ -569,4 +574,6 @@ pub struct GccState {
     pub r_hat: f64,
     /// Inter-group delay variations measured so far.
     pub deltas: u64,
+    /// The Kalman filter's measurement-noise variance estimate var_v_hat (ms²).
+    pub var_v: f64,
 }

@@ -1,7 +1,11 @@
 //! Average loss interval in packets, as RFC 5348 §5.4 computes it (the eight most recent
 //! intervals, weights 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2). NADA's self-scaling loss expiry
 //! (RFC 8698 §4.2, MULTILOSS × the average loss interval) needs one; RFC 8698 does not fix the
-//! estimator, and this is the one its authors' ns-3 model uses.
+//! estimator. Its authors' ns-3 model uses these weights but also RFC 5348's open-interval term
+//! (the larger of the averages with and without the current interval); with it the current
+//! interval can never exceed MULTILOSS times the average, so the loss expiry never comes. This
+//! one averages closed intervals only, so warping ends MULTILOSS intervals after the last loss
+//! (docs/media.md, "Cross-check").
 
 use std::collections::VecDeque;
 

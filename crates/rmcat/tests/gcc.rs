@@ -58,7 +58,8 @@ fn s5_3_kalman_update() {
     let c = GccConfig::draft02();
     let mut k = Kalman::new(&c);
     let (var0, p0) = (k.var_v, k.p);
-    let f_max = 30.0;
+    // 30 groups a second, in groups per millisecond.
+    let f_max = 0.03;
     let m = k.update(2.0, f_max, &c);
     let z = 2.0;
     let alpha = (1.0f64 - c.chi).powf(30.0 / (1000.0 * f_max));
@@ -87,6 +88,29 @@ fn s5_3_kalman_outlier_clamped_in_noise_estimate() {
     };
     k.update(0.0, 1.0, &c);
     assert_eq!(k.var_v, 1.0);
+}
+
+/// The sender feeds §5.3's f_max in groups per millisecond, so the noise estimate follows the
+/// path's jitter in seconds: packets every 10 ms (100 groups/s, alpha = 0.99^0.3) whose one-way
+/// delay alternates 19/21 ms give d = ±2 ms, z² ≈ 4 ms²; after 10 s (about 1000 updates)
+/// var_v has left its initial 50 ms² for about 50·alpha^1000 + 4 ≈ 6.5 ms². With f_max in
+/// groups per second (the bug pion's harness exposed, docs/media.md "Cross-check") alpha is
+/// 0.99^0.0003 and var_v would still be above 49.
+#[test]
+fn s5_3_noise_estimate_follows_the_jitter_at_the_group_rate() {
+    let (mut tx, mut rx) = gcc(300e3);
+    let pkts = cbr(0.0, 10.0, 1000, 1200, |i| {
+        Some(if i % 2 == 0 { 19.0 } else { 21.0 })
+    });
+    let mut last = None;
+    drive(&mut tx, &mut rx, 0, &pkts, 20.0, 10_100.0, |c, _| {
+        last = Some(st(c))
+    });
+    let s = last.expect("feedback arrived");
+    assert!(s.deltas > 900, "{} groups", s.deltas);
+    // 3 to 10 ms²: the jitter's 4 ms² plus what is left of the start, with room for the
+    // groups the first reports miss.
+    assert!((3.0..10.0).contains(&s.var_v), "var_v = {}", s.var_v);
 }
 
 #[test]
