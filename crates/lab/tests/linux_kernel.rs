@@ -302,11 +302,11 @@ struct Row {
 ///   the model is 0.05–2% off (above in seven cases, by 0.05–1.96%), which the 5% targets on
 ///   the windows would accept but the CI does not.
 /// - cubic-10m20-1bdp: the kernel's HyStart ends slow start by its ACK-train rule at cwnd 30
-///   (TCPHystartTrainDetect 1 in every run) where the model's does not (first loss at 67).
+///   (TCPHystartTrainDetect 1 in every run) where the model's does not (first loss at 68).
 ///   Mechanism, from the emulator's capture: the kernel receiver acknowledges every segment
 ///   over most of the first rounds (ACKs 1.2 ms apart at 10 Mb/s: 10, then 12, then 25 in a
 ///   row, with delayed ACKs between), so the ACKs of a round form a train (≤ 2 ms apart); the
-///   model's receiver quick-ACKs only the first 5 segments, then ACKs every second one
+///   model's receiver quick-ACKs only the first 16 segments, then ACKs every second one
 ///   (2.4 ms apart), which never counts as a train. The kernel rule that keeps quick ACKs on
 ///   is not yet identified. The later sawtooth period differs by 7.7% as a consequence of
 ///   the different start (mean cwnd within 0.2%).

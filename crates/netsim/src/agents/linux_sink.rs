@@ -36,8 +36,10 @@ pub struct LinuxSinkConfig {
     pub delack_min: Duration,
     /// `TCP_RTO_MIN`, which bounds the receiver's own RTO (the delayed-ACK ceiling).
     pub rto_min: Duration,
-    /// Quick ACKs at the first data: the initial receive window (10 segments) over two
-    /// segments.
+    /// Quick ACKs at the first data: `tcp_incr_quickack` gives the receive window over two
+    /// segments, at most `TCP_MAX_QUICKACKS`; since Linux 4.19 the initial window is about
+    /// 64 KB (22 segments of 1448 bytes over two), so 16. The kernel's capture shows its
+    /// first 16 and more segments acknowledged one by one.
     pub initial_quickacks: u32,
     /// `TCP_MAX_QUICKACKS`.
     pub max_quickacks: u32,
@@ -57,7 +59,7 @@ impl Default for LinuxSinkConfig {
             hz: 250,
             delack_min: Duration::from_millis(40),
             rto_min: Duration::from_millis(200),
-            initial_quickacks: 5,
+            initial_quickacks: 16,
             max_quickacks: 16,
             comp_sack_nr: 44,
             comp_sack_delay: Duration::from_millis(1),
@@ -507,17 +509,19 @@ mod tests {
     fn quick_acks_at_start_then_one_ack_per_two_segments() {
         let mut h = sink();
         let mut sent = Vec::new();
-        for s in 1..=12 {
+        for s in 1..=25 {
             sent.push(h.at_ms(20.0 + s as f64 * 0.1).deliver(data(s, 0.0)).len());
         }
-        // Five quick ACKs (initial window 10 segments / 2), then every second segment.
-        assert_eq!(sent, vec![1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0]);
+        // Sixteen quick ACKs (`TCP_MAX_QUICKACKS`), then every second segment.
+        let mut want = vec![1; 16];
+        want.extend([0, 1, 0, 1, 0, 1, 0, 1, 0]);
+        assert_eq!(sent, want);
         // The odd one waits for the delayed-ACK timer: 40 ms, on a jiffy bucket.
         let (_, t) = h.next_timer().expect("delack armed");
-        let waited = t.as_secs_f64() * 1000.0 - 21.2;
+        let waited = t.as_secs_f64() * 1000.0 - 22.5;
         assert!((40.0..=48.0).contains(&waited), "{waited}");
         let late = h.wake_next();
-        assert_eq!(acks(&late), vec![(12, vec![])]);
+        assert_eq!(acks(&late), vec![(25, vec![])]);
         assert_eq!(h.agent.stats().delayed_acks, 1);
         assert_eq!(late[0].size, 52);
     }
@@ -525,25 +529,27 @@ mod tests {
     #[test]
     fn out_of_order_data_is_acked_at_once_with_sack_blocks_newest_first() {
         let mut h = sink();
-        for s in 1..=5 {
+        // The 16 quick ACKs spent first: in quick-ACK mode every ACK goes at once, so
+        // nothing would be compressed.
+        for s in 1..=16 {
             h.at_ms(20.0).deliver(data(s, 0.0));
         }
-        // 6 lost; 7 and 9 arrive (8 lost too), then 10.
-        let a = h.at_ms(21.0).deliver(data(7, 0.0));
-        assert_eq!(acks(&a), vec![(5, vec![(7, 8)])]);
+        // 17 lost; 18 and 20 arrive (19 lost too), then 21.
+        let a = h.at_ms(21.0).deliver(data(18, 0.0));
+        assert_eq!(acks(&a), vec![(16, vec![(18, 19)])]);
         assert_eq!(a[0].size, 52 + 4 + 8);
-        let b = h.at_ms(21.1).deliver(data(9, 0.0));
-        assert_eq!(acks(&b), vec![(5, vec![(9, 10), (7, 8)])]);
-        let c = h.at_ms(21.2).deliver(data(10, 0.0));
-        assert_eq!(acks(&c), vec![(5, vec![(9, 11), (7, 8)])]);
+        let b = h.at_ms(21.1).deliver(data(20, 0.0));
+        assert_eq!(acks(&b), vec![(16, vec![(20, 21), (18, 19)])]);
+        let c = h.at_ms(21.2).deliver(data(21, 0.0));
+        assert_eq!(acks(&c), vec![(16, vec![(20, 22), (18, 19)])]);
         // The fourth duplicate for the same point is compressed: 1 ms later (no RTT yet).
-        let d = h.at_ms(21.3).deliver(data(11, 0.0));
+        let d = h.at_ms(21.3).deliver(data(22, 0.0));
         assert!(d.is_empty());
         let e = h.wake_next();
-        assert_eq!(acks(&e), vec![(5, vec![(9, 12), (7, 8)])]);
-        // Filling 6 and 8 empties the queue: an immediate ACK, no blocks.
-        h.at_ms(30.0).deliver(data(6, 0.0));
-        let f = h.at_ms(30.1).deliver(data(8, 0.0));
-        assert_eq!(acks(&f), vec![(11, vec![])]);
+        assert_eq!(acks(&e), vec![(16, vec![(20, 23), (18, 19)])]);
+        // Filling 17 and 19 empties the queue: an immediate ACK, no blocks.
+        h.at_ms(30.0).deliver(data(17, 0.0));
+        let f = h.at_ms(30.1).deliver(data(19, 0.0));
+        assert_eq!(acks(&f), vec![(22, vec![])]);
     }
 }
