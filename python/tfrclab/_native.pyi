@@ -49,6 +49,7 @@ class NativeSweep:
 
 class NativeReproduction:
     def claims(self) -> Dict[str, list]: ...
+    def remedied_claims(self) -> Optional[Dict[str, list]]: ...
     summary_json: str
     dir: str
     runs: int
@@ -100,5 +101,6 @@ def reproduce(
     scenarios: str,
     out: str,
     progress: Optional[Callable[[int, int], None]],
+    phase_remedy: bool,
 ) -> NativeReproduction: ...
 def validate(scenario: NativeScenario, ns: str, timeout_s: float) -> str: ...

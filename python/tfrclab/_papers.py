@@ -53,6 +53,13 @@ class Reproduction:
         return _pandas().DataFrame(self._native.claims())
 
     @property
+    def remedied_claims(self) -> Optional[pd.DataFrame]:
+        """With ``phase_remedy=True``: the same columns as :attr:`claims` for the second pass,
+        run with phase effects removed (docs/phase-effects.md); ``None`` without it."""
+        cols = self._native.remedied_claims()
+        return None if cols is None else _pandas().DataFrame(cols)
+
+    @property
     def summary(self) -> dict:
         """The reproduction's ``summary.json``."""
         return json.loads(self._native.summary_json)
@@ -105,14 +112,19 @@ def reproduce(
     scenarios: Optional[Union[str, "os.PathLike[str]"]] = None,
     out: Optional[Union[str, "os.PathLike[str]"]] = None,
     progress: Union[bool, Callable[[int, int], None], None] = True,
+    phase_remedy: bool = False,
 ) -> Reproduction:
-    """Run the seed papers' experiments (``"seed-000"`` … ``"seed-004"``, a list of them, or
-    ``"all"``) as ``tfrclab reproduce`` does, and judge every claim.
+    """Run the seed papers' experiments (``"seed-000"`` … ``"seed-004"``, ``"beyond-seeds"``,
+    ``"rfc8867"``, a list of them, or ``"all"``) as ``tfrclab reproduce`` does, and judge
+    every claim.
 
     ``quick``: fewer seeds and shorter runs (indicative only). ``seeds``: seeds per replicated
     configuration (default 10, 3 with ``quick``). ``scenarios``: the papers' scenario folder
     (default: ``scenarios/seeds`` in the current folder or a parent). ``out``: where to write the
     reports (default: a temporary folder; :meth:`Reproduction.write` copies them).
+    ``phase_remedy``: also run everything with phase effects removed, as ``tfrclab reproduce
+    --phase-remedy`` does; :attr:`Reproduction.remedied_claims` then holds that pass's claims
+    and the output folder its comparison (``phase-remedy.md``).
     """
     from . import _opt_int, _progress
 
@@ -124,6 +136,8 @@ def reproduce(
         raise TypeError("paper: expected a paper id such as 'seed-004', a list of them, or 'all'")
     if not isinstance(quick, bool):
         raise TypeError("quick: expected a bool")
+    if not isinstance(phase_remedy, bool):
+        raise TypeError("phase_remedy: expected a bool")
     seeds = _opt_int("seeds", seeds, 2, 2**32 - 1)
     jobs = _opt_int("jobs", jobs, 1, 2**32 - 1)
     folder = _find_scenarios() if scenarios is None else Path(os.fspath(scenarios))
@@ -131,7 +145,9 @@ def reproduce(
     target = Path(tempfile.mkdtemp(prefix="tfrclab-reproduce-")) / "out" if owned else Path(os.fspath(out))
     callback, close = _progress(progress, "reproduce")
     try:
-        native = _native.reproduce(ids, quick, seeds, jobs, str(folder), str(target), callback)
+        native = _native.reproduce(
+            ids, quick, seeds, jobs, str(folder), str(target), callback, phase_remedy
+        )
     except BaseException:
         if owned:
             shutil.rmtree(target.parent, ignore_errors=True)

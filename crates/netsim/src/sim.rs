@@ -925,18 +925,23 @@ impl<M: Metering> Simulator<M> {
         self.note_queue_at(l, self.now);
     }
 
+    /// Record the link's queue length at `at` in its gauges. Inlined, with the gauges' common
+    /// case: most calls stop at the zero-to-zero test (an uncongested link's queue stays
+    /// empty), and a call would cost more than the update.
+    #[inline(always)]
     fn note_queue_at(&mut self, l: usize, at: Time) {
         if !M::QUEUES {
             return;
         }
-        let link = &mut self.links[l];
-        let (n, b) = (link.queue.len() as u64, link.queue.byte_len());
-        let st = &mut link.stats;
+        let link = &self.links[l];
+        let (n, b) = link.queue.lens();
+        let st = &link.stats;
         if n == 0 && b == 0 && st.queue_packets.current() == 0 && st.queue_bytes.current() == 0 {
             // Zero to zero adds 0 · dt to the areas and leaves the maximum: the next change,
             // or the end of the run, integrates the same values (and closes the same bins).
             return;
         }
+        let st = &mut self.links[l].stats;
         crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 

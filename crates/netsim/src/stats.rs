@@ -164,8 +164,15 @@ impl Default for DelayStats {
 
 impl DelayStats {
     /// Record one packet's one-way delay (packets in arrival order).
+    #[inline]
     pub fn record(&mut self, delay: Duration) {
-        let d = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        self.record_ns(u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// [`DelayStats::record`] of a delay of `d` ns (the simulator's delays are nanosecond
+    /// counts already: a `Duration` would split them into seconds and back).
+    #[inline]
+    fn record_ns(&mut self, d: u64) {
         self.count += 1;
         self.sum_ns += u128::from(d);
         self.min_ns = self.min_ns.min(d);
@@ -177,7 +184,7 @@ impl DelayStats {
             self.sum_abs_diff_ns += u128::from(diff);
             self.diffs += 1;
             // RFC 3550 §6.4.1: J += (|D| − J)/16, with D the change in transit time.
-            self.rfc3550_ns += (diff as f64 - self.rfc3550_ns) / 16.0;
+            self.rfc3550_ns += (u64_to_f64(diff) - self.rfc3550_ns) / 16.0;
         }
         self.last_ns = Some(d);
     }
@@ -347,6 +354,7 @@ impl FlowRecorder {
     }
 
     /// The source sent a packet of `size` wire bytes carrying `payload` bytes.
+    #[inline]
     pub fn on_sent(&mut self, now: Time, size: u32, payload: u32) {
         let bin = self.bin(now);
         Self::add_bin(&mut self.sent_series, bin, u64::from(size));
@@ -358,6 +366,7 @@ impl FlowRecorder {
     }
 
     /// A packet sent at `sent_at` reached the destination agent.
+    #[inline]
     pub fn on_delivered(&mut self, now: Time, sent_at: Time, size: u32, payload: u32) {
         let bin = self.bin(now);
         Self::add_bin(&mut self.recv_series, bin, u64::from(size));
@@ -366,10 +375,10 @@ impl FlowRecorder {
             self.delivered_packets += 1;
             self.delivered_bytes += u64::from(size);
             self.delivered_payload += u64::from(payload);
-            let d = now - sent_at;
-            self.delay.record(d);
+            let d = now.as_nanos().saturating_sub(sent_at.as_nanos());
+            self.delay.record_ns(d);
             if self.cfg.record_delays {
-                self.delays.push((now, d));
+                self.delays.push((now, Duration::from_nanos(d)));
             }
             self.first_delivery.get_or_insert(now);
             self.last_delivery = Some(now);
@@ -562,24 +571,37 @@ impl Occupancy {
 
     /// `a.set(now, va); b.set(now, vb)` for two gauges that change together (a queue's
     /// packets and bytes): the time step is computed once when both are at the same point.
-    #[inline]
+    #[inline(always)]
     pub fn set_pair(a: &mut Occupancy, va: u64, b: &mut Occupancy, vb: u64, now: Time) {
         let t = now.as_nanos();
         if a.last_t != b.last_t || a.bin_end != b.bin_end || t < a.last_t || t >= a.bin_end {
-            a.set(now, va);
-            b.set(now, vb);
+            Self::set_each(a, va, b, vb, now);
             return;
         }
         // The same float operations as `advance` on each, with the shared span.
         let dt = u64_to_f64(t - a.last_t);
-        for (g, v) in [(a, va), (b, vb)] {
-            let old = u64_to_f64(g.value);
-            g.bin_area += old * dt;
-            g.total_area += old * dt;
-            g.last_t = t;
-            g.value = v;
-            g.max = g.max.max(v);
-        }
+        a.step(t, dt, va);
+        b.step(t, dt, vb);
+    }
+
+    /// [`Occupancy::set_pair`] when the gauges are apart or a bin ends: out of line, so that
+    /// the common case, inlined at its callers, needs no registers saved for a call.
+    #[inline(never)]
+    fn set_each(a: &mut Occupancy, va: u64, b: &mut Occupancy, vb: u64, now: Time) {
+        a.set(now, va);
+        b.set(now, vb);
+    }
+
+    /// `advance` to `t` within the current bin (`dt` = `t − last_t`, converted), then `set`
+    /// the value, for [`Occupancy::set_pair`].
+    #[inline(always)]
+    fn step(&mut self, t: u64, dt: f64, v: u64) {
+        let old = u64_to_f64(self.value);
+        self.bin_area += old * dt;
+        self.total_area += old * dt;
+        self.last_t = t;
+        self.value = v;
+        self.max = self.max.max(v);
     }
 
     /// Account for time up to `now` (end of run); completed bins appear in the series.

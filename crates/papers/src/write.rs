@@ -4,7 +4,7 @@
 //! document (`--markdown`). `docs/reproduce.md` describes the files.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
 
@@ -702,6 +702,43 @@ pub fn write_paper(
         .map_err(|e| csv_err(&path, e))
 }
 
+/// Write everything `reproduce` writes into the output folder whose files are at `path(name)`:
+/// each paper's folder, `index.html`, `summary.json` and, with remedied runs,
+/// [`REMEDY_FILE`]. The CLI and the Python binding both write through this.
+pub fn write_outputs(
+    path: &dyn Fn(&str) -> PathBuf,
+    selected: &[Entry],
+    outcome: &Outcome,
+    budget: &Budget,
+    command: &str,
+) -> Result<(), String> {
+    let wall_note = format!(
+        "All papers' runs took {} s of wall-clock time on {} thread(s).",
+        fmt_num(outcome.wall.as_secs_f64()),
+        outcome.jobs
+    );
+    for p in &outcome.papers {
+        write_paper(&path(p.entry.id), p, budget, &wall_note)?;
+    }
+    let index = path("index.html");
+    index_page(selected, outcome, budget, command)
+        .write(&index)
+        .map_err(|e| csv_err(&index, e))?;
+    let json = serde_json::to_string_pretty(&index_json(selected, outcome, budget, command))
+        .map_err(|e| e.to_string())?;
+    let summary = path("summary.json");
+    std::fs::write(&summary, json + "\n").map_err(|e| csv_err(&summary, e))?;
+    if !outcome.remedied.is_empty() {
+        let file = path(REMEDY_FILE);
+        let text = format!(
+            "# tfrclab reproduce: verdicts with phase effects removed\n\n{}",
+            remedy_markdown(outcome, budget, command)
+        );
+        std::fs::write(&file, text).map_err(|e| csv_err(&file, e))?;
+    }
+    Ok(())
+}
+
 /// What the index says about a registry entry.
 pub fn status(entry: &Entry, selected: &[Entry], outcome: &Outcome) -> String {
     if !selected.iter().any(|e| e.id == entry.id) {
@@ -792,11 +829,42 @@ pub fn index_page(selected: &[Entry], outcome: &Outcome, budget: &Budget, comman
         }
     }
     all.table(v);
+    if !outcome.remedied.is_empty() {
+        remedy_section(page.section("With phase effects removed"), outcome, budget);
+    }
     page
+}
+
+/// The index page's phase-remedy comparison (`--phase-remedy`), the same table as
+/// `phase-remedy.md`.
+fn remedy_section(section: &mut Section, outcome: &Outcome, budget: &Budget) {
+    let (flips, total) = verdict_changes(outcome);
+    section.paragraph(format!(
+        "{flips} of {total} verdicts change {} Each paper was run a second time that way with \
+         the same seeds; the reports above are the runs without it ({}).",
+        remedy_cause(outcome),
+        REMEDY_FILE
+    ));
+    let mut t = Table::new(std::iter::once("Paper").chain(REMEDY_HEADER));
+    for (a, b) in outcome.papers.iter().zip(&outcome.remedied) {
+        for row in remedy_rows(a, b, budget.quick, "yes") {
+            t.push_row(std::iter::once(a.entry.id.to_string()).chain(row));
+        }
+    }
+    section.table(t.caption("Every claim without and with the remedy"));
+}
+
+/// A paper's verdicts in `summary.json`: `[{"id", "verdict"}]`.
+fn verdicts_json(p: &PaperOutcome) -> Json {
+    p.claims
+        .iter()
+        .map(|c| json!({"id": c.claim.id, "verdict": verdict_name(c.verdict)}))
+        .collect()
 }
 
 /// `DIR/summary.json`.
 pub fn index_json(selected: &[Entry], outcome: &Outcome, budget: &Budget, command: &str) -> Json {
+    let remedied = |id: &str| outcome.remedied.iter().find(|p| p.entry.id == id);
     json!({
         "command": command,
         "quick": budget.quick,
@@ -812,12 +880,19 @@ pub fn index_json(selected: &[Entry], outcome: &Outcome, budget: &Budget, comman
                 "status": status(e, selected, outcome),
                 "report": p.map(|_| format!("{}/report.html", e.id)),
                 "summary": p.map(|p| p.report.summary.clone()),
-                "verdicts": p.map(|p| p.claims.iter().map(|c| json!({
-                    "id": c.claim.id,
-                    "verdict": verdict_name(c.verdict),
-                })).collect::<Vec<_>>()),
+                "verdicts": p.map(verdicts_json),
+                "remedied_verdicts": remedied(e.id).map(verdicts_json),
             })
         }).collect::<Vec<_>>(),
+        "phase_remedy": outcome.phase_remedy.map(|d| {
+            let (changed, total) = verdict_changes(outcome);
+            json!({
+                "processing_jitter_s": d.as_secs_f64(),
+                "verdicts_changed": changed,
+                "verdicts": total,
+                "comparison": REMEDY_FILE,
+            })
+        }),
     })
 }
 
@@ -922,42 +997,82 @@ pub fn markdown_for(
     }
 }
 
-/// `--phase-remedy`'s comparison: every claim's measured value and verdict without and with
-/// the remedy, paper by paper, and how many verdicts change.
-pub fn remedy_markdown(outcome: &Outcome, budget: &Budget, command: &str) -> String {
-    let pairs: Vec<(&PaperOutcome, &PaperOutcome)> =
-        outcome.papers.iter().zip(&outcome.remedied).collect();
-    let changed = |a: &PaperOutcome, b: &PaperOutcome| {
-        a.claims
-            .iter()
-            .zip(&b.claims)
-            .filter(|(x, y)| x.verdict != y.verdict)
-            .count()
-    };
-    let total: usize = pairs.iter().map(|(a, _)| a.claims.len()).sum();
-    let flips: usize = pairs.iter().map(|(a, b)| changed(a, b)).sum();
-    let mut out = generated_by(outcome, budget, command, ", both passes,");
-    let _ = writeln!(
-        out,
-        "\n**{flips} of {total} verdicts change** when every node delays each packet by a \
-         uniform random time below {} (`processing_jitter`).\n",
+/// How many of the claims change verdict between each paper and its remedied run, and how
+/// many claims there are: `(changed, total)`.
+pub fn verdict_changes(outcome: &Outcome) -> (usize, usize) {
+    let pairs = outcome.papers.iter().zip(&outcome.remedied);
+    pairs.fold((0, 0), |(flips, total), (a, b)| {
+        (flips + changed(a, b), total + a.claims.len())
+    })
+}
+
+/// Claims of `a` whose verdict differs in `b` (the same paper run with the remedy).
+fn changed(a: &PaperOutcome, b: &PaperOutcome) -> usize {
+    a.claims
+        .iter()
+        .zip(&b.claims)
+        .filter(|(x, y)| x.verdict != y.verdict)
+        .count()
+}
+
+/// What the remedy does, ending a comparison's headline ("N of M verdicts change …").
+fn remedy_cause(outcome: &Outcome) -> String {
+    format!(
+        "when every node delays each packet by a uniform random time below {} \
+         (`processing_jitter`).",
         outcome
             .phase_remedy
             .map_or_else(|| "?".to_string(), |d| format!("{d:?}")),
-    );
-    let header: Vec<String> = [
-        "Id",
-        "Unit",
-        "Without remedy",
-        "Verdict",
-        "With remedy",
-        "Verdict",
-        "Changed",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for (a, b) in pairs {
+    )
+}
+
+/// The file in the output folder that holds `--phase-remedy`'s comparison
+/// ([`remedy_markdown`]).
+pub const REMEDY_FILE: &str = "phase-remedy.md";
+
+/// The comparison's columns.
+const REMEDY_HEADER: [&str; 7] = [
+    "Id",
+    "Unit",
+    "Without remedy",
+    "Verdict",
+    "With remedy",
+    "Verdict",
+    "Changed",
+];
+
+/// One paper's comparison rows, as [`REMEDY_HEADER`] lists them; a changed verdict's last
+/// column is `mark`.
+fn remedy_rows(a: &PaperOutcome, b: &PaperOutcome, quick: bool, mark: &str) -> Vec<Vec<String>> {
+    let (ta, tb) = (claims_table(&a.claims), claims_table(&b.claims));
+    let text = |v: &Value| cell(v, quick).text;
+    ta.rows
+        .iter()
+        .zip(&tb.rows)
+        .zip(a.claims.iter().zip(&b.claims))
+        .map(|((ra, rb), (ca, cb))| {
+            vec![
+                text(&ra[0]),
+                text(&ra[5]),
+                text(&ra[4]),
+                text(&ra[7]),
+                text(&rb[4]),
+                text(&rb[7]),
+                if ca.verdict == cb.verdict { "" } else { mark }.to_string(),
+            ]
+        })
+        .collect()
+}
+
+/// `--phase-remedy`'s comparison: every claim's measured value and verdict without and with
+/// the remedy, paper by paper, and how many verdicts change.
+pub fn remedy_markdown(outcome: &Outcome, budget: &Budget, command: &str) -> String {
+    let mut out = generated_by(outcome, budget, command, ", both passes,");
+    let (flips, total) = verdict_changes(outcome);
+    let cause = remedy_cause(outcome);
+    let _ = writeln!(out, "\n**{flips} of {total} verdicts change** {cause}\n");
+    let header: Vec<String> = REMEDY_HEADER.iter().map(|s| s.to_string()).collect();
+    for (a, b) in outcome.papers.iter().zip(&outcome.remedied) {
         let _ = writeln!(
             out,
             "### {}\n\n{} of {} verdicts change.\n",
@@ -965,30 +1080,7 @@ pub fn remedy_markdown(outcome: &Outcome, budget: &Budget, command: &str) -> Str
             changed(a, b),
             a.claims.len()
         );
-        let (ta, tb) = (claims_table(&a.claims), claims_table(&b.claims));
-        let text = |v: &Value| cell(v, budget.quick).text;
-        let rows: Vec<Vec<String>> = ta
-            .rows
-            .iter()
-            .zip(&tb.rows)
-            .zip(a.claims.iter().zip(&b.claims))
-            .map(|((ra, rb), (ca, cb))| {
-                vec![
-                    text(&ra[0]),
-                    text(&ra[5]),
-                    text(&ra[4]),
-                    text(&ra[7]),
-                    text(&rb[4]),
-                    text(&rb[7]),
-                    if ca.verdict == cb.verdict {
-                        ""
-                    } else {
-                        "**yes**"
-                    }
-                    .to_string(),
-                ]
-            })
-            .collect();
+        let rows = remedy_rows(a, b, budget.quick, "**yes**");
         md_table(&header, &rows, &mut out);
     }
     out

@@ -113,6 +113,10 @@ pub struct Plan {
     pub flows: Vec<RealFlow>,
     /// MTU of every emulated link: the largest packet any flow sends.
     pub mtu: u32,
+    /// Settings that apply to the simulated side only, said so before the runs: the
+    /// phase-effect remedies (`processing_jitter`, TCP `overhead`) model host timing that the
+    /// real hosts have of their own.
+    pub sim_only: Vec<String>,
 }
 
 /// Something a real network cannot run, and what would.
@@ -384,7 +388,50 @@ pub fn plan(s: &Scenario) -> Result<Plan, Refusals> {
         });
     }
     let mtu = flows.iter().map(|f| f.wire).max().unwrap_or(1500).max(576);
-    Ok(Plan { flows, mtu })
+    Ok(Plan {
+        flows,
+        mtu,
+        sim_only: sim_only(s),
+    })
+}
+
+/// [`Plan::sim_only`] of `s`.
+fn sim_only(s: &Scenario) -> Vec<String> {
+    let mut notes = Vec::new();
+    let jittered: Vec<&scenario::Node> = s
+        .nodes
+        .iter()
+        .filter(|n| !n.processing_jitter.is_zero())
+        .collect();
+    let uniform = jittered
+        .first()
+        .filter(|_| jittered.len() == s.nodes.len())
+        .filter(|a| {
+            jittered
+                .iter()
+                .all(|n| n.processing_jitter == a.processing_jitter)
+        });
+    if let Some(n) = uniform {
+        notes.push(format!(
+            "processing_jitter = {:?} on every node",
+            n.processing_jitter
+        ));
+    } else {
+        for n in jittered {
+            notes.push(format!(
+                "processing_jitter = {:?} on node {:?}",
+                n.processing_jitter, n.name
+            ));
+        }
+    }
+    for f in &s.flows {
+        if let FlowKind::Tcp { overhead, .. } = &f.kind {
+            if !overhead.is_zero() {
+                notes.push(format!("overhead = {overhead:?} on flow {:?}", f.name));
+            }
+        }
+    }
+    notes
 }
 
 /// The refusal for a machine where the real network cannot be built at all.
@@ -447,4 +494,60 @@ pub fn rep_seed(rep: u32) -> u64 {
 /// A duration as `1.5 s`.
 pub fn secs(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+name = "remedies"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+senders = 2
+access_bandwidth = "1Gbps"
+bottleneck_bandwidth = "10Mbps"
+bottleneck_delay = "10ms"
+[[flows]]
+name = "t"
+kind = "tcp"
+variant = "sack"
+real = "reno"
+from = "s0"
+to = "d0"
+[[flows]]
+name = "u"
+kind = "tfrc"
+from = "s1"
+to = "d1"
+"#;
+
+    fn notes(extra_top: &str, extra: &str) -> Vec<String> {
+        let text = format!("{extra_top}{BASE}{extra}");
+        let s = Scenario::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        plan(&s).expect("runs for real").sim_only
+    }
+
+    #[test]
+    fn simulation_only_remedies_are_named() {
+        assert!(notes("", "").is_empty());
+        assert_eq!(
+            notes("processing_jitter = \"1ms\"\n", ""),
+            ["processing_jitter = 1ms on every node"]
+        );
+        // One node exempted: the others are listed one by one.
+        let some = notes(
+            "processing_jitter = \"1ms\"\n",
+            "[[nodes]]\nname = \"r0\"\nprocessing_jitter = 0\n",
+        );
+        assert!(!some.is_empty());
+        assert!(some
+            .iter()
+            .all(|n| n.starts_with("processing_jitter = 1ms on node")));
+        assert!(!some.iter().any(|n| n.contains("\"r0\"")), "{some:?}");
+        let over = BASE.replace("real = \"reno\"\n", "real = \"reno\"\noverhead = \"1ms\"\n");
+        let s = Scenario::from_str(&over).unwrap();
+        assert_eq!(plan(&s).unwrap().sim_only, ["overhead = 1ms on flow \"t\""]);
+    }
 }

@@ -758,6 +758,8 @@ struct ClaimRow {
 #[pyclass(module = "tfrclab._native", frozen)]
 struct NativeReproduction {
     claims: Vec<ClaimRow>,
+    /// With `phase_remedy`: the claims of the runs with phase effects removed.
+    remedied: Option<Vec<ClaimRow>>,
     summary_json: String,
     dir: PathBuf,
     runs: usize,
@@ -768,45 +770,16 @@ struct NativeReproduction {
 impl NativeReproduction {
     /// One row per claim, as columns.
     fn claims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let c = &self.claims;
-        let d = PyDict::new(py);
-        d.set_item(
-            "paper",
-            c.iter().map(|r| r.paper.as_str()).collect::<Vec<_>>(),
-        )?;
-        d.set_item("claim", c.iter().map(|r| r.id.as_str()).collect::<Vec<_>>())?;
-        d.set_item(
-            "text",
-            c.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "quantity",
-            c.iter().map(|r| r.quantity.as_str()).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "unit",
-            c.iter().map(|r| r.unit.as_str()).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "direction",
-            c.iter().map(|r| r.direction).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "reference",
-            c.iter().map(|r| r.reference).collect::<Vec<_>>(),
-        )?;
-        d.set_item(
-            "magnitude",
-            c.iter()
-                .map(|r| r.magnitude.unwrap_or(f64::NAN))
-                .collect::<Vec<_>>(),
-        )?;
-        d.set_item("n", c.iter().map(|r| r.n).collect::<Vec<_>>())?;
-        d.set_item("mean", c.iter().map(|r| r.mean).collect::<Vec<_>>())?;
-        d.set_item("ci_lo", c.iter().map(|r| r.ci_lo).collect::<Vec<_>>())?;
-        d.set_item("ci_hi", c.iter().map(|r| r.ci_hi).collect::<Vec<_>>())?;
-        d.set_item("verdict", c.iter().map(|r| r.verdict).collect::<Vec<_>>())?;
-        Ok(d)
+        claim_columns(py, &self.claims)
+    }
+
+    /// With `phase_remedy`: one row per claim of the runs with phase effects removed, as
+    /// columns (`None` without).
+    fn remedied_claims<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.remedied
+            .as_deref()
+            .map(|rows| claim_columns(py, rows))
+            .transpose()
     }
 
     /// The reproduction's `summary.json` as JSON text.
@@ -832,6 +805,48 @@ impl NativeReproduction {
     }
 }
 
+/// Claim rows as a dict of columns (what `pandas.DataFrame` takes).
+fn claim_columns<'py>(py: Python<'py>, c: &[ClaimRow]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(
+        "paper",
+        c.iter().map(|r| r.paper.as_str()).collect::<Vec<_>>(),
+    )?;
+    d.set_item("claim", c.iter().map(|r| r.id.as_str()).collect::<Vec<_>>())?;
+    d.set_item(
+        "text",
+        c.iter().map(|r| r.text.as_str()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "quantity",
+        c.iter().map(|r| r.quantity.as_str()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "unit",
+        c.iter().map(|r| r.unit.as_str()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "direction",
+        c.iter().map(|r| r.direction).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "reference",
+        c.iter().map(|r| r.reference).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "magnitude",
+        c.iter()
+            .map(|r| r.magnitude.unwrap_or(f64::NAN))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item("n", c.iter().map(|r| r.n).collect::<Vec<_>>())?;
+    d.set_item("mean", c.iter().map(|r| r.mean).collect::<Vec<_>>())?;
+    d.set_item("ci_lo", c.iter().map(|r| r.ci_lo).collect::<Vec<_>>())?;
+    d.set_item("ci_hi", c.iter().map(|r| r.ci_hi).collect::<Vec<_>>())?;
+    d.set_item("verdict", c.iter().map(|r| r.verdict).collect::<Vec<_>>())?;
+    Ok(d)
+}
+
 /// Write what `tfrclab reproduce` writes into `dir` and take the claims out of `outcome`.
 fn finish_reproduction(
     selected: &[papers::Entry],
@@ -841,24 +856,24 @@ fn finish_reproduction(
     dir: &std::path::Path,
 ) -> Result<NativeReproduction, String> {
     let out = lab::output::OutputDir::create(dir)?;
-    let wall_note = format!(
-        "All papers' runs took {} s of wall-clock time on {} thread(s).",
-        report::fmt_num(outcome.wall.as_secs_f64()),
-        outcome.jobs
-    );
-    for p in &outcome.papers {
-        papers::write::write_paper(&out.path(p.entry.id), p, budget, &wall_note)?;
-    }
-    papers::write::index_page(selected, outcome, budget, command)
-        .write(&out.path("index.html"))
-        .map_err(|e| e.to_string())?;
-    let j = papers::write::index_json(selected, outcome, budget, command);
-    let summary_json = serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?;
-    std::fs::write(out.path("summary.json"), summary_json.clone() + "\n")
-        .map_err(|e| e.to_string())?;
+    papers::write::write_outputs(&|name| out.path(name), selected, outcome, budget, command)?;
+    let summary_json = std::fs::read_to_string(out.path("summary.json"))
+        .map_err(|e| format!("summary.json: {e}"))?;
     let dir = out.commit().map_err(|e| e.to_string())?;
+    Ok(NativeReproduction {
+        claims: claim_rows(&outcome.papers),
+        remedied: (!outcome.remedied.is_empty()).then(|| claim_rows(&outcome.remedied)),
+        summary_json,
+        dir,
+        runs: outcome.runs,
+        wall_s: outcome.wall.as_secs_f64(),
+    })
+}
+
+/// One row per claim of `papers`, in the reports' order.
+fn claim_rows(papers: &[papers::PaperOutcome]) -> Vec<ClaimRow> {
     let mut claims = Vec::new();
-    for p in &outcome.papers {
+    for p in papers {
         for c in &p.claims {
             let (mean, ci_lo, ci_hi) = c.interval();
             claims.push(ClaimRow {
@@ -878,18 +893,12 @@ fn finish_reproduction(
             });
         }
     }
-    Ok(NativeReproduction {
-        claims,
-        summary_json,
-        dir,
-        runs: outcome.runs,
-        wall_s: outcome.wall.as_secs_f64(),
-    })
+    claims
 }
 
 /// Reproduce the seed papers `ids` (or `all`) and write the CLI's files into `out`.
 #[pyfunction]
-#[pyo3(signature = (ids, quick, seeds, jobs, scenarios, out, progress))]
+#[pyo3(signature = (ids, quick, seeds, jobs, scenarios, out, progress, phase_remedy))]
 #[allow(clippy::too_many_arguments)]
 fn reproduce(
     py: Python<'_>,
@@ -900,6 +909,7 @@ fn reproduce(
     scenarios: PathBuf,
     out: PathBuf,
     progress: Option<Bound<'_, PyAny>>,
+    phase_remedy: bool,
 ) -> PyResult<NativeReproduction> {
     let selected =
         papers::select(&ids).map_err(|e| PyValueError::new_err(format!("paper: {e}")))?;
@@ -927,11 +937,14 @@ fn reproduce(
         budget,
         scenarios,
         jobs: lab::parallel::jobs(jobs),
-        phase_remedy: None,
+        phase_remedy: phase_remedy.then_some(papers::PHASE_REMEDY),
     };
     let mut command = format!("tfrclab.reproduce({:?}", ids.join(" "));
     if quick {
         command.push_str(", quick=True");
+    }
+    if phase_remedy {
+        command.push_str(", phase_remedy=True");
     }
     command.push_str(&format!(", seeds={})", budget.seeds));
     supervise(py, progress.as_ref(), |_, done, total| {

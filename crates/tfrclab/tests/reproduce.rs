@@ -447,3 +447,85 @@ fn bad_input_is_refused_before_anything_runs() {
     assert!(!out.exists());
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// `--phase-remedy` without `--markdown` keeps its comparison: `phase-remedy.md`, the index
+/// page's last section and `summary.json` (it used to run both passes and print nothing of the
+/// second). The reports stay those of the runs without the remedy, and the remedy changes
+/// what is measured (else the second pass would not be remedied at all).
+#[test]
+fn phase_remedy_writes_its_comparison() {
+    let work = tmp("remedy");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let (plain, remedied) = (work.join("plain"), work.join("remedied"));
+    for (out, extra) in [(&plain, None), (&remedied, Some("--phase-remedy"))] {
+        let mut args = vec!["seed-000", "--quick", "-q", "--out", out.to_str().unwrap()];
+        args.extend(extra);
+        let o = reproduce(&args, &root);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            stdout.contains("with phase effects removed"),
+            extra.is_some(),
+            "{stdout}"
+        );
+    }
+    assert!(!plain.join("phase-remedy.md").exists());
+    let claims = |out: &Path| std::fs::read_to_string(out.join("seed-000/claims.csv")).unwrap();
+    assert_eq!(
+        claims(&plain),
+        claims(&remedied),
+        "the reports are the unremedied runs'"
+    );
+
+    let summary = |out: &Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    };
+    assert_eq!(summary(&plain)["phase_remedy"], Value::Null);
+    let s = summary(&remedied);
+    let paper = &s["papers"][0];
+    assert_eq!(paper["id"], "seed-000");
+    let verdicts = |key: &str| -> Vec<(String, String)> {
+        paper[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key}: {paper}"))
+            .iter()
+            .map(|v| (v["id"].to_string(), v["verdict"].to_string()))
+            .collect()
+    };
+    let (before, after) = (verdicts("verdicts"), verdicts("remedied_verdicts"));
+    let ids = |v: &[(String, String)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&before), ids(&after));
+    let flips = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a.1 != b.1)
+        .count();
+    let r = &s["phase_remedy"];
+    assert_eq!(r["verdicts"], before.len());
+    assert_eq!(r["verdicts_changed"], flips);
+    assert_eq!(r["processing_jitter_s"], 0.001);
+
+    // The comparison: one row per claim, the unremedied values as claims.csv has them (in
+    // the reports' rounding) and remedied values that differ somewhere.
+    let md = std::fs::read_to_string(remedied.join("phase-remedy.md")).unwrap();
+    assert!(
+        md.contains(&format!("**{flips} of {} verdicts change**", before.len())),
+        "{md}"
+    );
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Id |"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), before.len(), "{md}");
+    let marked = rows.iter().filter(|r| r[6] == "**yes**").count();
+    assert_eq!(marked, flips, "{md}");
+    assert!(
+        rows.iter().any(|r| r[2] != r[4]),
+        "the remedy changed no measured value: {md}"
+    );
+    let index = std::fs::read_to_string(remedied.join("index.html")).unwrap();
+    assert!(index.contains("With phase effects removed"));
+    assert!(index.contains(&format!("{flips} of {} verdicts change", before.len())));
+    std::fs::remove_dir_all(&work).ok();
+}

@@ -150,6 +150,15 @@ impl<P: Queued> Queue<P> {
         self.len() == 0
     }
 
+    /// Waiting packets and bytes (one match on the discipline for both).
+    #[inline]
+    pub fn lens(&self) -> (u64, u64) {
+        match self {
+            Queue::DropTail(q) => (q.len() as u64, q.byte_len()),
+            Queue::Red(q) => (q.len() as u64, q.byte_len()),
+        }
+    }
+
     /// Waiting bytes.
     pub fn byte_len(&self) -> u64 {
         match self {

@@ -163,19 +163,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let command = command_line();
-    let wall_note = format!(
-        "All papers' runs took {} s of wall-clock time on {} thread(s).",
-        report::fmt_num(outcome.wall.as_secs_f64()),
-        opts.jobs
-    );
-    for p in &outcome.papers {
-        write::write_paper(&out.path(p.entry.id), p, &budget, &wall_note)
-            .map_err(anyhow::Error::msg)?;
-    }
-    write::index_page(&selected, &outcome, &budget, &command).write(&out.path("index.html"))?;
-    let json =
-        serde_json::to_string_pretty(&write::index_json(&selected, &outcome, &budget, &command))?;
-    std::fs::write(out.path("summary.json"), json + "\n")?;
+    write::write_outputs(
+        &|name| out.path(name),
+        &selected,
+        &outcome,
+        &budget,
+        &command,
+    )
+    .map_err(anyhow::Error::msg)?;
     let dir = out.commit()?;
     if let Some((path, text)) = markdown_text {
         let generated = write::markdown_for(&selected, &outcome, &budget, &command);
@@ -195,6 +190,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             None => format!("{}: {}", e.id, write::status(&e, &selected, &outcome)),
         };
         println!("{line}");
+    }
+    if !outcome.remedied.is_empty() {
+        let (changed, total) = write::verdict_changes(&outcome);
+        println!(
+            "with phase effects removed: {changed} of {total} verdicts change; wrote {}/{}",
+            dir.display(),
+            write::REMEDY_FILE
+        );
     }
     println!(
         "{} runs in {} s on {} thread(s); wrote {}/index.html",

@@ -39,9 +39,12 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
     for path in args.scenarios {
         match Scenario::load_with(path, args.sets)
             .map_err(|e| e.to_string())
-            .and_then(|s| realnet::preflight(&s).map(|_| s).map_err(|e| e.to_string()))
-        {
-            Ok(s) => scenarios.push(s),
+            .and_then(|s| {
+                realnet::preflight(&s)
+                    .map(|p| (s, p))
+                    .map_err(|e| e.to_string())
+            }) {
+            Ok(sp) => scenarios.push(sp),
             Err(e) => {
                 eprintln!("error: {e}");
                 invalid = true;
@@ -76,12 +79,18 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
     println!("{machine}");
     let mut entries = Vec::new();
     let mut done = Vec::new();
-    for s in &scenarios {
+    for (s, plan) in &scenarios {
         let reps = args.reps.unwrap_or(s.real.reps);
         println!(
             "== {} ({}): {} simulated start phases, {reps} real runs",
             s.name, s.file, s.real.sim_seeds
         );
+        if !plan.sim_only.is_empty() {
+            println!(
+                "   simulated side only (the real hosts keep their own timing): {}",
+                plan.sim_only.join("; ")
+            );
+        }
         let opts = realnet::Options {
             tfrclab: std::env::current_exe()?,
             out: Some(realnet::scenario_dir(out.staging(), s)),
