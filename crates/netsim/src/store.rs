@@ -40,11 +40,12 @@ impl PacketStore {
     /// Take a packet out of the store, freeing its handle.
     #[inline]
     pub fn remove(&mut self, id: u32) -> Packet {
-        let pkt = self.slots[id as usize]
-            .take()
-            .expect("a live packet handle (simulator invariant)");
+        // The handle is freed first: with the push (which may grow `free`) after the take,
+        // the packet was copied twice, into a temporary and then out.
         self.free.push(id);
-        pkt
+        self.slots[id as usize]
+            .take()
+            .expect("a live packet handle (simulator invariant)")
     }
 }
 
