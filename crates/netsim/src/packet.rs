@@ -72,6 +72,10 @@ pub struct TcpHeader {
     /// Congestion Window Reduced (RFC 3168's CWR, NS-2's `cong_action()`): the first packet the
     /// sender sends after cutting its window.
     pub cwr: bool,
+    /// PSH (RFC 9293): set by the Linux sender on the last segment of each application
+    /// write; the Linux receiver acknowledges such a segment at once once it has been read.
+    /// NS-2's agents never set it.
+    pub psh: bool,
     /// SACK blocks (ACKs of `Agent/TCPSink/Sack1`; empty otherwise).
     pub sack: SackBlocks,
 }

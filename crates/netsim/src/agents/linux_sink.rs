@@ -4,7 +4,10 @@
 //! the start of the connection and after a duplicate or a long gap, an immediate ACK when a
 //! hole fills, SACK blocks kept in order of recency (up to 3 with timestamps), and compressed
 //! SACKs: after three immediate duplicate ACKs for the same cumulative point, further
-//! out-of-order arrivals are answered together after min(1 ms, RTT/20).
+//! out-of-order arrivals are answered together after min(1 ms, RTT/20). The receiving
+//! application reads every segment as it arrives, so a full segment carrying PSH, once read,
+//! is acknowledged at once even when it is the only one unacknowledged (`tcp_cleanup_rbuf`
+//! with `ICSK_ACK_PUSHED`); the Linux sender sets PSH on the last segment of each write.
 //!
 //! Sequence numbers count packets (0 is the SYN). An ACK carries the highest in-order
 //! sequence, as NS-2's sinks do.
@@ -83,6 +86,8 @@ pub struct LinuxSinkStats {
     pub quick_acks: u64,
     /// Out-of-order arrivals answered by a compressed ACK.
     pub compressed: u64,
+    /// ACKs sent at once after the application read a segment carrying PSH.
+    pub pushed_acks: u64,
 }
 
 /// The Linux receiver. See the [module docs](self).
@@ -115,6 +120,8 @@ pub struct LinuxSink {
     /// An ACK is scheduled (`ICSK_ACK_SCHED`) and must go at once (`ICSK_ACK_NOW`).
     ack_scheduled: bool,
     ack_now: bool,
+    /// `ICSK_ACK_PUSHED`: an in-order full segment with PSH arrived since the last ACK.
+    pushed: bool,
     /// The delayed-ACK timer: when it fires, and the deadline it stands for.
     delack: Option<(Time, u64)>,
     /// `compressed_ack`, `compressed_ack_rcv_nxt`, `dup_ack_counter` and the timer.
@@ -145,6 +152,7 @@ impl LinuxSink {
             lrcvtime: 0,
             ack_scheduled: false,
             ack_now: false,
+            pushed: false,
             delack: None,
             compressed: 0,
             compressed_rcv_nxt: -1,
@@ -255,6 +263,7 @@ impl LinuxSink {
         self.comp_timer = None;
         self.ack_scheduled = false;
         self.ack_now = false;
+        self.pushed = false;
         self.delack = None;
         self.rcv_wup = self.rcv_nxt;
     }
@@ -323,7 +332,19 @@ impl LinuxSink {
         }
     }
 
-    fn on_data(&mut self, seq: i64, ts: Time, ctx: &mut AgentCtx<'_>) {
+    /// `tcp_cleanup_rbuf` after the application's read. The application here reads every
+    /// in-order segment at once, so the read always drains what is in order; a segment that
+    /// arrived with PSH then gets its ACK now instead of waiting for a second segment or the
+    /// delayed-ACK timer. The kernel requires the receive memory to be empty, which
+    /// out-of-order data held would prevent (and those are acknowledged at once anyway).
+    fn cleanup_rbuf(&mut self, ctx: &mut AgentCtx<'_>) {
+        if self.ack_scheduled && self.pushed && self.held_top <= self.rcv_nxt {
+            self.stats.pushed_acks += 1;
+            self.send_ack(ctx);
+        }
+    }
+
+    fn on_data(&mut self, seq: i64, ts: Time, psh: bool, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         self.stats.packets += 1;
         if seq == 0 {
@@ -368,6 +389,8 @@ impl LinuxSink {
         }
         self.ack_scheduled = true;
         if seq == self.rcv_nxt {
+            // `tcp_measure_rcv_mss`: a full segment with PSH marks the ACK as pushed.
+            self.pushed |= psh;
             self.event_data_recv(now);
             let had_ofo = self.held_top > self.rcv_nxt + 1;
             let (next, _) = self.held.release(seq + 1);
@@ -384,6 +407,7 @@ impl LinuxSink {
             self.sack_new(seq);
         }
         self.ack_snd_check(ctx);
+        self.cleanup_rbuf(ctx);
     }
 
     /// The earlier of the delayed-ACK and compressed-SACK timers.
@@ -434,7 +458,7 @@ impl Agent for LinuxSink {
 
     fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         if let (PacketKind::Tcp, Header::Tcp(h)) = (pkt.kind, &pkt.header) {
-            self.on_data(h.seqno, h.ts, ctx);
+            self.on_data(h.seqno, h.ts, h.psh, ctx);
         }
         self.sync_timer(ctx);
     }
@@ -482,6 +506,15 @@ mod tests {
         }
     }
 
+    /// Data with PSH (the last segment of a write).
+    fn pushed(seq: i64, ms: f64) -> Packet {
+        let mut p = data(seq, ms);
+        if let Header::Tcp(h) = &mut p.header {
+            h.psh = true;
+        }
+        p
+    }
+
     fn acks(out: &[Packet]) -> Vec<(i64, Vec<(i64, i64)>)> {
         out.iter()
             .map(|p| match &p.header {
@@ -524,6 +557,34 @@ mod tests {
         assert_eq!(acks(&late), vec![(25, vec![])]);
         assert_eq!(h.agent.stats().delayed_acks, 1);
         assert_eq!(late[0].size, 52);
+    }
+
+    #[test]
+    fn a_pushed_segment_is_acknowledged_alone_once_read() {
+        let mut h = sink();
+        for s in 1..=16 {
+            h.at_ms(20.0).deliver(data(s, 0.0));
+        }
+        // Past the quick ACKs, a segment without PSH waits for a second one ...
+        assert!(h.at_ms(21.0).deliver(data(17, 0.0)).is_empty());
+        assert_eq!(
+            acks(&h.at_ms(21.1).deliver(data(18, 0.0))),
+            vec![(18, vec![])]
+        );
+        // ... one with PSH is acknowledged alone as soon as the application reads it.
+        assert_eq!(
+            acks(&h.at_ms(21.2).deliver(pushed(19, 0.0))),
+            vec![(19, vec![])]
+        );
+        assert_eq!(h.agent.stats().pushed_acks, 1);
+        assert_eq!(h.next_timer(), None, "no delayed ACK left pending");
+        // PSH on the second of a pair changes nothing: one ACK for both.
+        assert!(h.at_ms(21.3).deliver(data(20, 0.0)).is_empty());
+        assert_eq!(
+            acks(&h.at_ms(21.4).deliver(pushed(21, 0.0))),
+            vec![(21, vec![])]
+        );
+        assert_eq!(h.agent.stats().pushed_acks, 1);
     }
 
     #[test]

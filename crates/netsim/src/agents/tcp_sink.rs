@@ -346,6 +346,7 @@ impl TcpSink {
             syn: false,
             ece,
             cwr: false,
+            psh: false,
             sack,
         };
         // Each SACK block adds 8 bytes (two 4-byte edges), as NS-2 counts it.

@@ -9,7 +9,10 @@
 //! Sequence numbers count packets: 0 is the SYN (the handshake is modelled: its RTT is the
 //! first sample and the initial window goes out after it), data starts at 1. Data packets are
 //! `packet_size` (the MSS) + 52 bytes on the wire: IPv4 20 + TCP 20 + the timestamp option 12.
+//! The source is a bulk writer on a full send buffer (module `app`), which decides which segments
+//! carry PSH.
 
+mod app;
 pub mod cc;
 pub mod clock;
 pub mod rtx;
@@ -23,6 +26,7 @@ use crate::packet::{Header, Packet, PacketKind, TcpHeader};
 use crate::Time;
 
 use super::{TcpSenderStats, TCP_MAXSEQ};
+use app::AppWrites;
 use cc::{Clocks, Controller, Cwnd, HystartConfig, INFINITE_SSTHRESH};
 use clock::{Jiffies, RttEstimator};
 use rtx::{AckEffects, RtxQueue};
@@ -70,6 +74,10 @@ pub struct LinuxTcpConfig {
     pub frto: bool,
     /// CUBIC's HyStart.
     pub hystart: HystartConfig,
+    /// PSH on the last segment of each application write (the kernel with a bulk writer;
+    /// the receiver acknowledges such a segment at once). `false` sends none, as the model
+    /// did before 2026-11-27.
+    pub psh: bool,
 }
 
 impl LinuxTcpConfig {
@@ -90,6 +98,7 @@ impl LinuxTcpConfig {
             tlp: true,
             frto: true,
             hystart: HystartConfig::default(),
+            psh: true,
         }
     }
 }
@@ -179,6 +188,7 @@ pub struct LinuxTcpSender {
     delivered: u64,
     /// Timestamp echoed by the last ACK (for Karn's fallback).
     ts_echo: Time,
+    app: AppWrites,
     stats: TcpSenderStats,
     lstats: LinuxStats,
 }
@@ -242,6 +252,7 @@ impl LinuxTcpSender {
             min_rtt: None,
             delivered: 0,
             ts_echo: Time::ZERO,
+            app: AppWrites::default(),
             stats: TcpSenderStats {
                 max_backoff: 1,
                 ..TcpSenderStats::default()
@@ -372,6 +383,7 @@ impl LinuxTcpSender {
             seqno: seq,
             ts: now,
             syn: seq == 0,
+            psh: self.cfg.psh && seq > 0 && self.app.psh(seq),
             ..TcpHeader::default()
         });
         ctx.send(ctx.packet(PacketKind::Tcp, size, payload, seq, header));
@@ -384,6 +396,7 @@ impl LinuxTcpSender {
         let now = ctx.now();
         let prior_packets = self.q.packets_out();
         let seq = self.q.nxt();
+        self.app.before_send(seq, self.q.una(), self.w.cwnd);
         self.q.push_new(now);
         self.emit(seq, ctx);
         self.stats.new_data_packets += 1;
@@ -886,6 +899,7 @@ impl LinuxTcpSender {
         }
         self.timer = None;
         self.cc.init(now.as_nanos() / 1000, self.q.nxt());
+        self.app.open();
         self.write_xmit(false, ctx);
     }
 
@@ -976,6 +990,8 @@ impl LinuxTcpSender {
             }
         }
         self.write_xmit(false, ctx);
+        // The writer runs after the ACK's transmissions and refills what it freed.
+        self.app.on_acked(prior_una, self.q.una());
         if self.q.packets_out() == 0 {
             self.timer = None;
         }

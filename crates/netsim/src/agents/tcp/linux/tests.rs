@@ -43,6 +43,20 @@ fn established(cc: LinuxCc) -> Harness<LinuxTcpSender> {
 }
 
 #[test]
+fn the_initial_buffer_is_written_two_segments_at_a_time_with_psh() {
+    let mut h = sender(LinuxCc::Cubic);
+    let iw = h.at_ms(20.0).deliver(ack(0, &[]));
+    let psh: Vec<i64> = iw
+        .iter()
+        .filter_map(|p| match &p.header {
+            Header::Tcp(t) if t.psh => Some(t.seqno),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(psh, vec![2, 4, 6, 8, 10]);
+}
+
+#[test]
 fn initial_window_and_slow_start_per_packet_acknowledged() {
     let mut h = established(LinuxCc::Reno);
     // A delayed ACK covering two packets: cwnd 12, four packets out.
