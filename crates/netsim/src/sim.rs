@@ -921,15 +921,12 @@ impl<M: Metering> Simulator<M> {
         self.store.free(id);
     }
 
-    fn note_queue(&mut self, l: usize) {
-        self.note_queue_at(l, self.now);
-    }
-
-    /// Record the link's queue length at `at` in its gauges. Inlined, with the gauges' common
+    /// Record the link's queue length now in its gauges. Inlined, with the gauges' common
     /// case: most calls stop at the zero-to-zero test (an uncongested link's queue stays
     /// empty), and a call would cost more than the update.
     #[inline(always)]
-    fn note_queue_at(&mut self, l: usize, at: Time) {
+    fn note_queue(&mut self, l: usize) {
+        let at = self.now;
         if !M::QUEUES {
             return;
         }
@@ -1018,7 +1015,15 @@ impl<M: Metering> Simulator<M> {
         let _none = link.queue.dequeue(k.time);
         debug_assert!(_none.is_none());
         link.busy = false;
-        self.note_queue_at(l, k.time);
+        // No gauge update: the queue has been empty since the transmission started (a packet
+        // that queues behind it makes the event real), and every queue change records itself
+        // in the gauges, so they read zero already and the update would be zero to zero.
+        debug_assert!(
+            !M::QUEUES
+                || (link.queue.lens() == (0, 0)
+                    && link.stats.queue_packets.current() == 0
+                    && link.stats.queue_bytes.current() == 0)
+        );
     }
 
     /// The link is free: start the next transmission, if a packet waits.
