@@ -206,6 +206,7 @@ fn main() {
         delay: Duration::from_millis(a.delay_ms),
         queue: q(limit),
         loss: None,
+        arrival_jitter: Duration::ZERO,
     };
     let emu = Emulator::start(Config {
         epoch_ns: sys::monotonic_ns(),

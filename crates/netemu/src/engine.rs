@@ -156,8 +156,8 @@ pub struct Config {
     pub links: Vec<LinkSpec>,
     /// Parameter changes, in any order.
     pub updates: Vec<Update>,
-    /// Seed of RED's and the loss models' random streams (netsim's streams: the same
-    /// (seed, component, link id) as a simulation of the same links).
+    /// Seed of RED's, the loss models' and the arrival jitters' random streams (netsim's
+    /// streams: the same (seed, component, link id) as a simulation of the same links).
     pub seed: u64,
     /// Names packets for the capture and the loss model's packet list; `None`: every packet
     /// is anonymous.
@@ -209,7 +209,8 @@ pub struct CapPacket {
 /// One event of the capture.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CapEvent {
-    /// When (the model's due time for `-`, `r` and `d`; the read time for `+`).
+    /// When (the model's due time for `-`, `r` and `d`; for `+`, the read time, or the end
+    /// of the packet's arrival jitter when the direction has one).
     pub time: Time,
     /// Index into [`Capture::packets`].
     pub uid: u32,
@@ -355,6 +356,7 @@ impl Engine {
                         c,
                         stream(cfg.seed, Component::Queue, id),
                         stream(cfg.seed, Component::LinkLoss, id),
+                        stream(cfg.seed, Component::LinkJitter, id),
                     );
                     id += 1;
                     dir

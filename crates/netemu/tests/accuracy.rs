@@ -58,6 +58,7 @@ fn bed_with(tag: &str, bw: u64, delay: Duration, queue: QueueConfig, updates: Ve
         delay,
         queue,
         loss: None,
+        arrival_jitter: Duration::ZERO,
     };
     let epoch = sys::monotonic_ns();
     let emu = Emulator::start(Config {

@@ -112,6 +112,7 @@ fn replay(cfg: &DirConfig, change: Option<(Time, u64)>) {
         cfg,
         stream(7, Component::Queue, u64::from(id)),
         stream(7, Component::LinkLoss, u64::from(id)),
+        stream(7, Component::LinkJitter, u64::from(id)),
     );
     if let Some((at, bw)) = change {
         l.schedule(
@@ -192,6 +193,7 @@ fn droptail_in_packets() {
                 ..DropTailConfig::default()
             }),
             loss: None,
+            arrival_jitter: Duration::ZERO,
         },
         None,
     );
@@ -210,6 +212,7 @@ fn droptail_in_bytes_with_a_bandwidth_change() {
                 ..DropTailConfig::default()
             }),
             loss: None,
+            arrival_jitter: Duration::ZERO,
         },
         Some((Time::from_nanos(7_000_000_000), 1_500_000)),
     );
@@ -226,6 +229,7 @@ fn red_with_bernoulli_loss() {
                 ..RedConfig::default()
             }),
             loss: Some(LossConfig::Bernoulli { p: 0.01 }),
+            arrival_jitter: Duration::ZERO,
         },
         None,
     );

@@ -21,6 +21,10 @@ pub enum Component {
     Wireless,
     /// A node's random processing delay; index = node id.
     Node,
+    /// The link emulator's (netemu's) random arrival delay at a link direction; index = link
+    /// id. The simulator never draws from it: it is here so that every stream of a run is
+    /// split from the one seed in one place, and no two components can share a stream.
+    LinkJitter,
 }
 
 impl Component {
@@ -31,6 +35,7 @@ impl Component {
             Component::Queue => 3,
             Component::Wireless => 4,
             Component::Node => 5,
+            Component::LinkJitter => 6,
         }
     }
 }
@@ -58,5 +63,9 @@ mod tests {
         assert_ne!(a1, stream(7, Component::Agent, 4).next_u64());
         assert_ne!(a1, stream(7, Component::LinkLoss, 3).next_u64());
         assert_ne!(a1, stream(8, Component::Agent, 3).next_u64());
+        assert_ne!(
+            stream(7, Component::Queue, 3).next_u64(),
+            stream(7, Component::LinkJitter, 3).next_u64()
+        );
     }
 }

@@ -219,6 +219,10 @@ pub fn run(
                     .as_ref()
                     .filter(|x| applies(x.direction, forward))
                     .map(|x| loss_config(&x.model)),
+                // `[real] processing_jitter`: the real side's random service delay; the
+                // emulator's lateness counts from the jittered due times, so the added delay
+                // is not reported as timing error.
+                arrival_jitter: s.real.processing_jitter,
             };
             LinkSpec {
                 name: l.name.clone(),

@@ -84,6 +84,11 @@ pub struct RealSettings {
     pub send_lateness_p99: Duration,
     /// `tcp_info_interval` (default 10 ms): how often the kernel's TCP state is sampled.
     pub tcp_info_interval: Duration,
+    /// `processing_jitter` (default 0: none): every emulated link direction offers each
+    /// arriving packet to its queue after a uniform random delay below this, never before
+    /// the packet ahead — the real side's counterpart of the simulated nodes'
+    /// `processing_jitter`, which breaks the phase effect of a deterministic queue.
+    pub processing_jitter: Duration,
     /// `why`: a sentence saying why these settings.
     pub why: Option<String>,
 }
@@ -97,6 +102,7 @@ impl Default for RealSettings {
             lateness_p99: Duration::from_micros(500),
             send_lateness_p99: Duration::from_millis(1),
             tcp_info_interval: Duration::from_millis(10),
+            processing_jitter: Duration::ZERO,
             why: None,
         }
     }

@@ -782,6 +782,14 @@ fn real_settings(
             }
         }
     }
+    // Zero is valid: no jitter, the default.
+    if let Some(d) = raw
+        .processing_jitter
+        .as_ref()
+        .and_then(|v| cx.duration(v, "processing_jitter"))
+    {
+        r.processing_jitter = d;
+    }
     r.why = raw.why.clone();
     r
 }

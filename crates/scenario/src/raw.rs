@@ -48,6 +48,7 @@ pub struct RawReal {
     pub lateness_p99: Option<Spanned<Value>>,
     pub send_lateness_p99: Option<Spanned<Value>>,
     pub tcp_info_interval: Option<Spanned<Value>>,
+    pub processing_jitter: Option<Spanned<Value>>,
     pub why: Option<String>,
 }
 

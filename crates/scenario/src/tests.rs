@@ -1019,6 +1019,38 @@ fn real_counterparts_and_settings() {
     assert_eq!((s.real.reps, s.real.sim_seeds), (3, 4));
     assert_eq!(s.real.start_jitter, Duration::from_millis(20));
     assert_eq!(s.real.lateness_p99, Duration::from_millis(1));
+    assert_eq!(
+        s.real.processing_jitter,
+        Duration::ZERO,
+        "no jitter by default"
+    );
+    let text = format!("{GOOD}\n[real]\nprocessing_jitter = \"1.5ms\"\n");
+    let s = Scenario::parse("g.toml", &text).unwrap();
+    assert_eq!(s.real.processing_jitter, Duration::from_micros(1500));
+    assert!(
+        s.nodes.iter().all(|n| n.processing_jitter.is_zero()),
+        "real side only"
+    );
+    let text = format!("{GOOD}\n[real]\nprocessing_jitter = 0\n");
+    assert!(Scenario::parse("g.toml", &text)
+        .unwrap()
+        .real
+        .processing_jitter
+        .is_zero());
+    let text = format!("{GOOD}\n[real]\nprocessing_jitter = \"-1ms\"\n");
+    one(
+        &text,
+        line_of(&text, "processing_jitter"),
+        "`processing_jitter` is negative",
+        "zero or more",
+    );
+    let text = format!("{GOOD}\n[real]\nprocessing_jitter = \"soon\"\n");
+    one(
+        &text,
+        line_of(&text, "processing_jitter"),
+        "`processing_jitter`",
+        "",
+    );
     let text = format!("{GOOD}\n[real]\nreps = 0\n");
     one(&text, line_of(&text, "reps = 0"), "reps", "1");
     let text = format!("{GOOD}\n[real]\ntcp_info_interval = \"0ms\"\n");
@@ -1088,6 +1120,9 @@ open = "2us"
 [validate]
 seeds = [1, 2]
 start_jitter = "1s"
+
+[real]
+processing_jitter = "1ms"
 "#;
 
 /// Issue 32 §4: a bare number is refused wherever a unit is needed (it used to mean seconds
@@ -1106,7 +1141,7 @@ fn bare_numbers_are_refused_for_every_key_with_a_unit() {
             (is_unit && k != "name").then_some((i, k, v))
         })
         .collect();
-    assert_eq!(keys.len(), 22, "{keys:?}");
+    assert_eq!(keys.len(), 23, "{keys:?}");
     for (i, key, value) in keys {
         let bandwidth = value.contains("bps");
         let mut lines: Vec<String> = EVERY_UNIT_KEY.lines().map(String::from).collect();

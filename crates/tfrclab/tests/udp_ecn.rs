@@ -45,6 +45,7 @@ fn session(tag: &str, ecn: bool) -> (serde_json::Value, netemu::engine::DirCount
         delay: Duration::from_millis(10),
         queue,
         loss: None,
+        arrival_jitter: Duration::ZERO,
     };
     let red = QueueConfig::Red(RedConfig {
         setbit: true,

@@ -91,6 +91,12 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
                 plan.sim_only.join("; ")
             );
         }
+        if !s.real.processing_jitter.is_zero() {
+            println!(
+                "   real side only: processing_jitter = {:?} on every emulated link direction",
+                s.real.processing_jitter
+            );
+        }
         let opts = realnet::Options {
             tfrclab: std::env::current_exe()?,
             out: Some(realnet::scenario_dir(out.staging(), s)),
