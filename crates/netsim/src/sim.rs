@@ -642,6 +642,8 @@ impl<M: Metering> Simulator<M> {
         Ok(())
     }
 
+    /// Inlined into the event loop: it runs once per event.
+    #[inline(always)]
     fn dispatch(&mut self, key: Key, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l as usize, key),
