@@ -86,10 +86,7 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
             s.name, s.file, s.real.sim_seeds
         );
         if !plan.sim_only.is_empty() {
-            println!(
-                "   simulated side only (the real hosts keep their own timing): {}",
-                plan.sim_only.join("; ")
-            );
+            println!("   simulated side only: {}", plan.sim_only.join("; "));
         }
         if !s.real.processing_jitter.is_zero() {
             println!(
