@@ -398,6 +398,14 @@ mod tests {
         ev
     }
 
+    /// The (time, id) of every `kind` event in `ev`, in order.
+    fn of(ev: &[(Time, Event, u32)], kind: Event) -> Vec<(Time, u32)> {
+        ev.iter()
+            .filter(|e| e.1 == kind)
+            .map(|e| (e.0, e.2))
+            .collect()
+    }
+
     /// Bursts of back-to-back packets (as Linux writes a window into a tun device) with
     /// gaps: 8 bursts of 6 packets 10 µs apart, 30 ms between bursts.
     fn bursts() -> Vec<(Time, u32)> {
@@ -416,11 +424,7 @@ mod tests {
         let arrivals = bursts();
         let mut l = jittered(100_000_000, 2, 1000, j, 9);
         let ev = drive(&mut l, &arrivals);
-        let offered: Vec<(Time, u32)> = ev
-            .iter()
-            .filter(|e| e.1 == Event::Enqueue)
-            .map(|e| (e.0, e.2))
-            .collect();
+        let offered = of(&ev, Event::Enqueue);
         let ids: Vec<u32> = offered.iter().map(|o| o.1).collect();
         let sent: Vec<u32> = arrivals.iter().map(|a| a.1).collect();
         assert_eq!(ids, sent, "order kept");
@@ -437,16 +441,8 @@ mod tests {
         assert!(delays.windows(2).any(|w| w[0] != w[1]));
         // 1000 bytes at 100 Mb/s: 80 µs on the wire, then 2 ms: each packet arrives 2.08 ms
         // after its transmission starts, and none starts before it is offered.
-        let deq: Vec<(Time, u32)> = ev
-            .iter()
-            .filter(|e| e.1 == Event::Dequeue)
-            .map(|e| (e.0, e.2))
-            .collect();
-        let rx: Vec<(Time, u32)> = ev
-            .iter()
-            .filter(|e| e.1 == Event::Receive)
-            .map(|e| (e.0, e.2))
-            .collect();
+        let deq = of(&ev, Event::Dequeue);
+        let rx = of(&ev, Event::Receive);
         assert_eq!(rx.len(), 48);
         for ((d, r), o) in deq.iter().zip(&rx).zip(&offered) {
             assert_eq!((d.1, r.1), (o.1, o.1));
@@ -479,11 +475,7 @@ mod tests {
             &arrivals,
         );
         assert_eq!(a, b);
-        let offered: Vec<(Time, u32)> = a
-            .iter()
-            .filter(|e| e.1 == Event::Enqueue)
-            .map(|e| (e.0, e.2))
-            .collect();
+        let offered = of(&a, Event::Enqueue);
         assert_eq!(offered, arrivals);
         // The burst overflows the 4-packet queue: drops happen, at the arrival times.
         assert!(a
