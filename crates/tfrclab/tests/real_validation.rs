@@ -127,10 +127,11 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             "--set",
             "duration=15s",
             // Issue 8's targets are about TFRC, not about DropTail's phase effect: with the
-            // files' DropTail 50, Linux's Reno sends segments back to back into a full queue
-            // and takes 0.94 of the drops with a third of the packets (3 runs at load 2:
-            // TFRC/Reno 2.24 [0.41, 4.07], one run 2.20; docs/phase-effects.md). Under RED
-            // (NS-2's defaults) no flow is singled out: 1.00 [0.59, 1.42] real, 1.14 simulated.
+            // files' DropTail 50 and no random delays, Linux's Reno sends segments back to
+            // back into a full queue and takes 0.94 of the drops with a third of the packets
+            // (3 runs at load 2: TFRC/Reno 2.24 [0.41, 4.07]; docs/phase-effects.md). Under
+            // RED (NS-2's defaults) no flow is singled out: 1.00 [0.59, 1.42] real, 1.14
+            // simulated. The files' random delays (both sides) stay on.
             "--set",
             "topology.queue=red",
             "--out",
