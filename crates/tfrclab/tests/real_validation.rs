@@ -415,3 +415,27 @@ fn without_root_it_says_so() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("needs root"), "{err}");
 }
+
+#[test]
+fn a_baseline_without_the_scenario_is_refused_before_anything_runs() {
+    need_root();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let o = Command::new(bin())
+        .args(["validate", "--real", "--baseline"])
+        .arg(root().join("validation/real/batches/tfrc-reno-20ms-quiet.json"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg(root().join("validation/real/two-tfrc.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has no runs of scenario `two-tfrc` (it has: tfrc-reno-20ms)"),
+        "{err}"
+    );
+    // Refused up front: no simulation or real run was started.
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(!dir.path().join("out").exists());
+}
