@@ -583,6 +583,8 @@ impl NetworkBuilder {
                     ecn: if sender { ecn } else { EcnCapability::NotEct },
                     egress: HostStage::new(self.protection.seal),
                     ingress: HostStage::new(self.protection.open),
+                    path: 0,
+                    path_dst: 0,
                 });
             }
             flows.push(FlowState {

@@ -117,7 +117,7 @@ pub(crate) struct Link {
     /// The key of the pending transmission-done event, if any.
     pub tx_done: Option<crate::sched::Key>,
     /// A wireless frame that will fail every attempt: dropped when the exchange ends.
-    pub lost_in_tx: Option<u32>,
+    pub lost_in_tx: Option<Slot>,
     pub queue: Queue<Slot>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
@@ -148,6 +148,6 @@ impl Link {
     /// The handles of the packets the link holds before propagation: waiting, in a failing
     /// wireless exchange (propagating ones are in the scheduler's arrival events).
     pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.queue.iter().map(|s| s.id).chain(self.lost_in_tx)
+        self.queue.iter().chain(&self.lost_in_tx).map(|s| s.id)
     }
 }

@@ -161,8 +161,37 @@ fn values(
     }
 }
 
+/// One metric of flow `i` (named `name`) in every undistorted real run: (repetition, value).
+/// A run without the figure (e.g. no drop for a drop share) has no entry.
+pub fn run_values(real: &[RealRun], i: usize, name: &str, m: Metric) -> Vec<(u32, f64)> {
+    real.iter()
+        .filter(|r| r.distorted.is_empty())
+        .filter_map(|r| {
+            let fr = friendliness(&r.fairness);
+            values(
+                &[r.flows.as_slice()],
+                std::slice::from_ref(&fr),
+                &[r.drops.as_slice()],
+                i,
+                name,
+                m,
+            )
+            .first()
+            .map(|&v| (r.rep, v))
+        })
+        .collect()
+}
+
+/// Each TFRC flow's friendliness ratio.
+fn friendliness(f: &lab::metrics::Fairness) -> Vec<(String, Option<f64>)> {
+    f.friendliness
+        .iter()
+        .map(|x| (x.flow.clone(), x.ratio))
+        .collect()
+}
+
 /// Whether two intervals overlap (a single value is its own interval).
-fn overlap(a: &MeanCi, b: &MeanCi) -> Option<bool> {
+pub(crate) fn overlap(a: &MeanCi, b: &MeanCi) -> Option<bool> {
     let (alo, ahi) = (a.ci_lo()?, a.ci_hi()?);
     let (blo, bhi) = (b.ci_lo()?, b.ci_hi()?);
     Some(alo <= bhi && blo <= ahi)
@@ -176,14 +205,8 @@ pub fn rows(names: &[String], counterpart: &[bool], sim: &[SimRun], real: &[Real
     let valid: Vec<&RealRun> = real.iter().filter(|r| r.distorted.is_empty()).collect();
     let sim_flows: Vec<&[FlowMetrics]> = sim.iter().map(|r| r.flows.as_slice()).collect();
     let real_flows: Vec<&[FlowMetrics]> = valid.iter().map(|r| r.flows.as_slice()).collect();
-    let friend = |f: &lab::metrics::Fairness| -> Vec<(String, Option<f64>)> {
-        f.friendliness
-            .iter()
-            .map(|x| (x.flow.clone(), x.ratio))
-            .collect()
-    };
-    let sim_fr: Vec<_> = sim.iter().map(|r| friend(&r.fairness)).collect();
-    let real_fr: Vec<_> = valid.iter().map(|r| friend(&r.fairness)).collect();
+    let sim_fr: Vec<_> = sim.iter().map(|r| friendliness(&r.fairness)).collect();
+    let real_fr: Vec<_> = valid.iter().map(|r| friendliness(&r.fairness)).collect();
     let sim_drops: Vec<&[DropShare]> = sim.iter().map(|r| r.drops.as_slice()).collect();
     let real_drops: Vec<&[DropShare]> = valid.iter().map(|r| r.drops.as_slice()).collect();
     // A ratio involves every TCP flow at the bottleneck: comparable only if all of them are.
@@ -276,7 +299,8 @@ pub fn ci_text(m: Metric, c: &Option<MeanCi>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests_support {
+    //! Runs and comparisons built by hand, for this module's tests and `baseline`'s.
     use super::*;
 
     fn fm(name: &str, thr: f64) -> FlowMetrics {
@@ -299,7 +323,8 @@ mod tests {
         }
     }
 
-    fn sim(a: f64, b: f64) -> SimRun {
+    /// A simulated run of flows `a` and `b` at these throughputs.
+    pub fn sim(a: f64, b: f64) -> SimRun {
         SimRun {
             seed: 1,
             starts_s: vec![0.0, 0.0],
@@ -309,9 +334,10 @@ mod tests {
         }
     }
 
-    fn real(a: f64, b: f64, distorted: bool) -> RealRun {
+    /// Real run `rep` of flows `a` and `b` at these throughputs.
+    pub fn real(rep: u32, a: f64, b: f64, distorted: bool) -> RealRun {
         RealRun {
-            rep: 0,
+            rep,
             seed: 0,
             starts_s: vec![0.0, 0.0],
             flows: vec![fm("a", a), fm("b", b)],
@@ -338,16 +364,46 @@ mod tests {
         }
     }
 
+    /// Scenario `name` with flows `a` and `b`, three simulated runs and these real ones.
+    pub fn comparison(name: &str, real: Vec<RealRun>) -> crate::Comparison {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let sim = vec![sim(6.0, 4.0), sim(6.2, 3.8), sim(5.8, 4.2)];
+        let rows = rows(&names, &[true, true], &sim, &real);
+        crate::Comparison {
+            name: name.into(),
+            file: format!("{name}.toml"),
+            counterparts: names
+                .iter()
+                .map(|n| crate::Counterpart {
+                    flow: n.clone(),
+                    simulated: "tcp sack".into(),
+                    real: "reno".into(),
+                    modelled: true,
+                })
+                .collect(),
+            sim,
+            real,
+            rows,
+            start_jitter_s: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::{real, sim};
+    use super::*;
+
     #[test]
     fn verdicts_from_overlapping_intervals() {
         let names = vec!["a".to_string(), "b".to_string()];
         let s = vec![sim(6.0, 4.0), sim(6.2, 3.8), sim(5.8, 4.2)];
         // Real: a ≈ 6 (agrees), b ≈ 2 (differs); the distorted run would pull a up if kept.
         let r = vec![
-            real(6.1, 2.0, false),
-            real(5.9, 2.1, false),
-            real(6.0, 1.9, false),
-            real(60.0, 2.0, true),
+            real(0, 6.1, 2.0, false),
+            real(0, 5.9, 2.1, false),
+            real(0, 6.0, 1.9, false),
+            real(0, 60.0, 2.0, true),
         ];
         let all = rows(&names, &[true, true], &s, &r);
         let get = |f: &str, m: Metric| all.iter().find(|x| x.flow == f && x.metric == m).unwrap();

@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod baseline;
 pub mod capture;
 pub mod compare;
 pub mod flows;
@@ -501,6 +502,44 @@ pub struct ScenarioJson {
     pub comparison: Option<Comparison>,
     /// Why it could not be made.
     pub error: Option<String>,
+    /// The real runs held against an earlier batch (`validate --real --baseline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::Spread>,
+}
+
+impl Json {
+    /// Read a `validate-real.json`; the error names the file and what is wrong.
+    pub fn read(path: &std::path::Path) -> Result<Json, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not the validate-real.json of `tfrclab validate --real` ({e})",
+                path.display()
+            )
+        })
+    }
+
+    /// The comparison of scenario `name`; the error lists the scenarios there are.
+    pub fn scenario(&self, name: &str, path: &std::path::Path) -> Result<&Comparison, String> {
+        let all: Vec<&Comparison> = self
+            .scenarios
+            .iter()
+            .filter_map(|s| s.comparison.as_ref())
+            .collect();
+        all.iter().copied().find(|c| c.name == name).ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+            format!(
+                "{}: has no runs of scenario `{name}` (it has: {})",
+                path.display(),
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )
+        })
+    }
 }
 
 /// Where a scenario's runs keep their files under `out`.

@@ -127,10 +127,11 @@ fn short_real_validation_meets_the_targets_and_leaves_nothing() {
             "--set",
             "duration=15s",
             // Issue 8's targets are about TFRC, not about DropTail's phase effect: with the
-            // files' DropTail 50, Linux's Reno sends segments back to back into a full queue
-            // and takes 0.94 of the drops with a third of the packets (3 runs at load 2:
-            // TFRC/Reno 2.24 [0.41, 4.07], one run 2.20; docs/phase-effects.md). Under RED
-            // (NS-2's defaults) no flow is singled out: 1.00 [0.59, 1.42] real, 1.14 simulated.
+            // files' DropTail 50 and no random delays, Linux's Reno sends segments back to
+            // back into a full queue and takes 0.94 of the drops with a third of the packets
+            // (3 runs at load 2: TFRC/Reno 2.24 [0.41, 4.07]; docs/phase-effects.md). Under
+            // RED (NS-2's defaults) no flow is singled out: 1.00 [0.59, 1.42] real, 1.14
+            // simulated. The files' random delays (both sides) stay on.
             "--set",
             "topology.queue=red",
             "--out",
@@ -413,4 +414,28 @@ fn without_root_it_says_so() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("needs root"), "{err}");
+}
+
+#[test]
+fn a_baseline_without_the_scenario_is_refused_before_anything_runs() {
+    need_root();
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let o = Command::new(bin())
+        .args(["validate", "--real", "--baseline"])
+        .arg(root().join("validation/real/batches/tfrc-reno-20ms-quiet.json"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg(root().join("validation/real/two-tfrc.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("has no runs of scenario `two-tfrc` (it has: tfrc-reno-20ms)"),
+        "{err}"
+    );
+    // Refused up front: no simulation or real run was started.
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(!dir.path().join("out").exists());
 }

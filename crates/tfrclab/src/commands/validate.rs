@@ -40,7 +40,7 @@ unreadable scenario, one NS-2 cannot express, or no `ns`: install it with apt-ge
 #[derive(Parser, Debug)]
 pub struct Args {
     /// Scenario files (TOML; see docs/scenario.md).
-    #[arg(value_name = "SCENARIO", required = true)]
+    #[arg(value_name = "SCENARIO", required_unless_present = "batch")]
     pub scenarios: Vec<PathBuf>,
     /// The NS-2 binary.
     #[arg(long = "ns", value_name = "PATH", default_value = "ns")]
@@ -70,6 +70,20 @@ pub struct Args {
     /// With --real: real runs per scenario (default: the scenario's `[real] reps`, 10).
     #[arg(long, value_name = "N", requires = "real")]
     pub reps: Option<u32>,
+    /// With --real: hold the real runs against an earlier batch of the same scenarios (its
+    /// validate-real.json, e.g. runs on a quiet host): per flow and metric, the baseline's 95%
+    /// prediction interval for one run, the runs outside it, and whether the means agree.
+    #[arg(long, value_name = "FILE", requires = "real")]
+    pub baseline: Option<PathBuf>,
+    /// With --baseline: hold this earlier batch (a validate-real.json) against the baseline
+    /// instead of running the scenarios.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "baseline",
+        conflicts_with = "scenarios"
+    )]
+    pub batch: Option<PathBuf>,
 }
 
 /// `validate.json`.
@@ -109,6 +123,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             out: &args.out,
             markdown: args.markdown.as_deref(),
             keep_traces: args.keep_traces,
+            baseline: args.baseline.as_deref(),
+            batch: args.batch.as_deref(),
         });
     }
     if !(args.timeout.is_finite() && args.timeout > 0.0) {

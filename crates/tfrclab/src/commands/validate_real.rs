@@ -1,6 +1,7 @@
 //! `tfrclab validate --real`: scenarios simulated and run on a real network (namespaces, the
 //! `netemu` link emulator, kernel TCP, `tfrclab send`/`recv`), compared flow by flow.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use lab::output::OutputDir;
@@ -24,6 +25,10 @@ pub struct Args<'a> {
     pub markdown: Option<&'a std::path::Path>,
     /// `--keep-traces`.
     pub keep_traces: bool,
+    /// `--baseline`.
+    pub baseline: Option<&'a std::path::Path>,
+    /// `--batch`.
+    pub batch: Option<&'a std::path::Path>,
 }
 
 fn bad(msg: impl std::fmt::Display) -> ExitCode {
@@ -31,8 +36,49 @@ fn bad(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
+/// `--baseline FILE --batch FILE`: hold an earlier batch against the baseline, running nothing.
+fn batch_only(baseline: &Json, bpath: &Path, batch: &Path) -> ExitCode {
+    let runs = match Json::read(batch) {
+        Ok(j) => j,
+        Err(e) => return bad(e),
+    };
+    let mut n = 0;
+    for c in runs.scenarios.iter().filter_map(|s| s.comparison.as_ref()) {
+        let spread = baseline
+            .scenario(&c.name, bpath)
+            .and_then(|b| realnet::baseline::check(b, c, &bpath.display().to_string()));
+        match spread {
+            Ok(s) => {
+                println!(
+                    "== {} ({}): {}",
+                    c.name,
+                    batch.display(),
+                    realnet::timing_line(c)
+                );
+                println!("{}", realnet::baseline::text(&s));
+                n += 1;
+            }
+            Err(e) => return bad(e),
+        }
+    }
+    if n == 0 {
+        return bad(format!("{}: holds no completed scenario", batch.display()));
+    }
+    ExitCode::SUCCESS
+}
+
 /// Run `validate --real`.
 pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
+    let baseline = match args.baseline {
+        Some(p) => match Json::read(p) {
+            Ok(j) => Some((j, p)),
+            Err(e) => return Ok(bad(e)),
+        },
+        None => None,
+    };
+    if let (Some((b, bpath)), Some(batch)) = (&baseline, args.batch) {
+        return Ok(batch_only(b, bpath, batch));
+    }
     // Everything that could be wrong with the input, or the machine, before anything runs.
     let mut scenarios = Vec::new();
     let mut invalid = false;
@@ -46,6 +92,30 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
             }) {
             Ok(sp) => scenarios.push(sp),
             Err(e) => {
+                eprintln!("error: {e}");
+                invalid = true;
+            }
+        }
+    }
+    if let Some((b, bpath)) = &baseline {
+        for (s, _) in &scenarios {
+            let flows: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+            let found = b.scenario(&s.name, bpath).and_then(|c| {
+                let theirs: Vec<&str> = c.counterparts.iter().map(|f| f.flow.as_str()).collect();
+                if theirs == flows {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{}: its `{}` has flows {}; {} has {}: a baseline must run the same flows",
+                        bpath.display(),
+                        s.name,
+                        theirs.join(", "),
+                        s.file,
+                        flows.join(", ")
+                    ))
+                }
+            });
+            if let Err(e) = found {
                 eprintln!("error: {e}");
                 invalid = true;
             }
@@ -127,10 +197,30 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
                 print!("{}", realnet::text_table(&c));
                 println!("{}", realnet::timing_line(&c));
                 println!("{}\n", realnet::concentration_line(&c));
+                let spread = match &baseline {
+                    Some((b, bpath)) => {
+                        let file = bpath.display().to_string();
+                        match b
+                            .scenario(&s.name, bpath)
+                            .and_then(|b| realnet::baseline::check(b, &c, &file))
+                        {
+                            Ok(sp) => {
+                                println!("{}", realnet::baseline::text(&sp));
+                                Some(sp)
+                            }
+                            Err(e) => {
+                                eprintln!("error: {e}");
+                                None
+                            }
+                        }
+                    }
+                    None => None,
+                };
                 entries.push(ScenarioJson {
                     file: s.file.clone(),
                     comparison: Some(c.clone()),
                     error: None,
+                    baseline: spread,
                 });
                 done.push(c);
             }
@@ -143,6 +233,7 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
                     file: s.file.clone(),
                     comparison: None,
                     error: Some(e.to_string()),
+                    baseline: None,
                 });
             }
         }
