@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkId, LinkSettings, LinkUpdate};
+use crate::link::{Link, LinkId, LinkSettings, LinkUpdate, Tx};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet};
 use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
@@ -1037,11 +1037,10 @@ impl<M: Metering> Simulator<M> {
             self.drop_slot(Some(l), slot, DropCause::Down);
             return;
         }
-        let cur = self.cur;
-        self.settle_tx_done(l, |k| k < cur);
+        self.settle_before_now(l);
         let now = self.now;
         let link = &mut self.links[l];
-        if !link.busy && link.queue.passes_through(&slot) {
+        if link.tx == Tx::Idle && link.queue.passes_through(&slot) {
             // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
             // update (zero to zero) would do is nothing; transmit at once.
             self.transmit(l, slot);
@@ -1052,18 +1051,17 @@ impl<M: Metering> Simulator<M> {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
         // NS-2 Queue::recv: an idle link takes the packet at once.
-        if !self.links[l].busy {
-            self.start_tx(l);
-        } else {
-            // A packet now waits: the transmission's end must be an event after all.
-            let link = &mut self.links[l];
-            if link.tx_done_lazy {
-                link.tx_done_lazy = false;
-                if let Some(k) = link.tx_done {
-                    self.heap.push(k, Event::TxDone(l as u32));
-                }
+        let link = &mut self.links[l];
+        match link.tx {
+            Tx::Idle => self.start_tx(l),
+            Tx::Deferred => {
+                // A packet now waits: the transmission's end must be an event after all.
+                link.tx = Tx::Queued;
+                let k = link.busy_until;
+                self.heap.push(k, Event::TxDone(l as u32));
+                self.note_queue(l);
             }
-            self.note_queue(l);
+            Tx::Queued => self.note_queue(l),
         }
     }
 
@@ -1080,22 +1078,33 @@ impl<M: Metering> Simulator<M> {
     /// event with that key. Event order, and so every result, is unchanged; only the `events`
     /// count drops (about a quarter of all events on a dumbbell's uncongested links).
     fn settle_tx_done(&mut self, l: usize, ran: impl Fn(Key) -> bool) {
+        let link = &self.links[l];
+        if link.tx == Tx::Deferred && ran(link.busy_until) {
+            self.end_deferred_tx(l);
+        }
+    }
+
+    /// [`Simulator::settle_tx_done`] before the current event, where a packet reaches the
+    /// link (a closure there was an out-of-line call per enqueue).
+    #[inline(always)]
+    fn settle_before_now(&mut self, l: usize) {
+        let link = &self.links[l];
+        if link.tx == Tx::Deferred && link.busy_until < self.cur {
+            self.end_deferred_tx(l);
+        }
+    }
+
+    /// The deferred transmission end of link `l` is past: the link is idle since then.
+    #[inline(always)]
+    fn end_deferred_tx(&mut self, l: usize) {
         let link = &mut self.links[l];
-        if !link.tx_done_lazy {
-            return;
+        link.tx = Tx::Idle;
+        // What `on_tx_done` → `start_tx` does at the end with nothing queued: RED starts its
+        // idle period (a DropTail's empty dequeue does nothing).
+        if let Some(red) = link.queue.as_red_mut() {
+            let _none = red.dequeue(link.busy_until.time);
+            debug_assert!(_none.is_none());
         }
-        let Some(k) = link.tx_done else {
-            return;
-        };
-        if !ran(k) {
-            return;
-        }
-        link.tx_done_lazy = false;
-        link.tx_done = None;
-        // What `on_tx_done` → `start_tx` does at `k` with nothing queued.
-        let _none = link.queue.dequeue(k.time);
-        debug_assert!(_none.is_none());
-        link.busy = false;
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.
@@ -1108,7 +1117,7 @@ impl<M: Metering> Simulator<M> {
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let Some(slot) = self.links[l].queue.dequeue(now) else {
-            self.links[l].busy = false;
+            self.links[l].tx = Tx::Idle;
             self.note_queue(l);
             return;
         };
@@ -1136,7 +1145,6 @@ impl<M: Metering> Simulator<M> {
         self.hops += 1;
         let size = slot.size;
         let link = &mut self.links[l];
-        link.busy = true;
         link.stats.tx_packets += 1;
         link.stats.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
@@ -1174,10 +1182,12 @@ impl<M: Metering> Simulator<M> {
             seq: self.next_seq(),
         };
         let link = &mut self.links[l];
-        link.tx_done = Some(key);
+        link.busy_until = key;
         // Nothing waits and nothing fails at the end: defer the event (`settle_tx_done`).
-        link.tx_done_lazy = link.queue.is_empty() && link.lost_in_tx.is_none();
-        if !link.tx_done_lazy {
+        if link.queue.is_empty() && link.lost_in_tx.is_none() {
+            link.tx = Tx::Deferred;
+        } else {
+            link.tx = Tx::Queued;
             self.heap.push(key, Event::TxDone(l as u32));
         }
     }
@@ -1186,11 +1196,9 @@ impl<M: Metering> Simulator<M> {
         let Some(link) = self.links.get_mut(l) else {
             return;
         };
-        if link.tx_done != Some(key) {
+        if link.tx != Tx::Queued || link.busy_until != key {
             return; // the link went down meanwhile
         }
-        link.tx_done = None;
-        link.tx_done_lazy = false;
         if let Some(s) = link.lost_in_tx.take() {
             self.drop_slot(Some(l), s, DropCause::Link);
         }
@@ -1291,9 +1299,7 @@ impl<M: Metering> Simulator<M> {
             let link = &mut self.links[l];
             let mut victims: Vec<Slot> = link.queue.clear(now).into_iter().collect();
             victims.extend(link.lost_in_tx.take());
-            link.busy = false;
-            link.tx_done = None;
-            link.tx_done_lazy = false;
+            link.tx = Tx::Idle;
             // Packets propagating: their arrival events, in the order they would have arrived.
             let (l32, paths) = (l as u32, &self.paths);
             victims.extend(

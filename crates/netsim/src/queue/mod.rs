@@ -222,6 +222,14 @@ impl<P: Queued> Queue<P> {
             Queue::DropTail(_) => None,
         }
     }
+
+    /// The RED state, to change.
+    pub(crate) fn as_red_mut(&mut self) -> Option<&mut Red<P>> {
+        match self {
+            Queue::Red(r) => Some(r),
+            Queue::DropTail(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
