@@ -593,12 +593,7 @@ impl Engine {
         b.key = Some(key);
         self.counters[simplex].arrived += 1;
         let pkt = ModelPacket {
-            slot: Slot {
-                id,
-                size: n as u32,
-                ect: h.ect(),
-                ce: false,
-            },
+            slot: Slot::new(id, n as u32, h.ect()),
             key: match tag {
                 Some(t) => (
                     t.flow,

@@ -514,12 +514,7 @@ mod tests {
 
     fn pkt(id: u32, size: u32) -> ModelPacket {
         ModelPacket {
-            slot: Slot {
-                id,
-                size,
-                ect: false,
-                ce: false,
-            },
+            slot: Slot::new(id, size, false),
             key: (0, Direction::Forward, i64::from(id)),
         }
     }

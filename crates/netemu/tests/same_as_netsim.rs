@@ -143,12 +143,7 @@ fn replay(cfg: &DirConfig, change: Option<(Time, u64)>) {
         let now = Time::from_nanos(x.t);
         l.advance(now, &mut out);
         let pkt = ModelPacket {
-            slot: Slot {
-                id: x.uid as u32,
-                size: x.size,
-                ect: false,
-                ce: false,
-            },
+            slot: Slot::new(x.uid as u32, x.size, false),
             key: (0, Direction::Forward, x.uid as i64),
         };
         l.arrive(now, pkt, &mut out);

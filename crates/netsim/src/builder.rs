@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::agent::Agent;
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate};
+use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate, Tx};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
 use crate::policy::{
@@ -523,9 +523,12 @@ impl NetworkBuilder {
                         l.cfg.delay.as_secs_f64(),
                     ),
                     loss: l.cfg.loss.as_ref().map(LossModel::new),
-                    busy: false,
-                    tx_done: None,
-                    tx_done_lazy: false,
+                    tx: Tx::Idle,
+                    busy_until: crate::sched::Key {
+                        time: Time::ZERO,
+                        shadow: 0.0,
+                        seq: 0,
+                    },
                     lost_in_tx: None,
                     up: true,
                     ttl_expiry: self.ttl_expiry,
@@ -583,6 +586,8 @@ impl NetworkBuilder {
                     ecn: if sender { ecn } else { EcnCapability::NotEct },
                     egress: HostStage::new(self.protection.seal),
                     ingress: HostStage::new(self.protection.open),
+                    path: 0,
+                    path_dst: 0,
                 });
             }
             flows.push(FlowState {

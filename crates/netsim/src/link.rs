@@ -100,11 +100,9 @@ pub struct LinkSettings {
 #[derive(Clone, Debug)]
 pub(crate) struct Link {
     pub to: NodeId,
-    /// A transmission is in progress (NS-2 `blocked_`).
-    pub busy: bool,
+    /// Whether a transmission is in progress (NS-2 `blocked_`), and how its end is known.
+    pub tx: Tx,
     pub up: bool,
-    /// `tx_done` is deferred: not in the scheduler (`Simulator::settle_tx_done`).
-    pub tx_done_lazy: bool,
     pub bandwidth_bps: u64,
     /// `bandwidth_bps as f64`, converted once (the conversion was a tenth of a transmission's
     /// own instructions).
@@ -114,10 +112,11 @@ pub(crate) struct Link {
     pub wireless: bool,
     /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
     pub delay_secs: f64,
-    /// The key of the pending transmission-done event, if any.
-    pub tx_done: Option<crate::sched::Key>,
+    /// The key of the transmission's end (its "transmission done" event's, queued or not),
+    /// while `tx` is not [`Tx::Idle`].
+    pub busy_until: crate::sched::Key,
     /// A wireless frame that will fail every attempt: dropped when the exchange ends.
-    pub lost_in_tx: Option<u32>,
+    pub lost_in_tx: Option<Slot>,
     pub queue: Queue<Slot>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
@@ -125,6 +124,19 @@ pub(crate) struct Link {
     /// What the TTL check at the end of the link does with an expired packet.
     pub ttl_expiry: crate::policy::TtlExpiry,
     pub cold: Box<LinkCold>,
+}
+
+/// A link's transmitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tx {
+    /// Nothing is being transmitted.
+    Idle,
+    /// Busy until `Link::busy_until`, with no event: nothing waits and nothing fails at the
+    /// end, so the end only makes the link idle, and whatever next touches the link does
+    /// that if the end is past (`Simulator::settle_tx_done`).
+    Deferred,
+    /// Busy until `Link::busy_until`, whose "transmission done" event is in the scheduler.
+    Queued,
 }
 
 /// The parts of a link the per-hop path does not touch.
@@ -148,6 +160,6 @@ impl Link {
     /// The handles of the packets the link holds before propagation: waiting, in a failing
     /// wireless exchange (propagating ones are in the scheduler's arrival events).
     pub fn packets(&self) -> impl Iterator<Item = u32> + '_ {
-        self.queue.iter().map(|s| s.id).chain(self.lost_in_tx)
+        self.queue.iter().chain(&self.lost_in_tx).map(|s| s.id)
     }
 }

@@ -193,6 +193,103 @@ impl Routes {
     }
 }
 
+/// A path entry: the packet has reached its destination.
+pub(crate) const DELIVER: u32 = u32::MAX;
+/// A path entry: the destination is unreachable from here.
+pub(crate) const NO_ROUTE: u32 = u32::MAX - 1;
+/// Entries at or above this are ends of paths, not links.
+pub(crate) const PATH_END: u32 = NO_ROUTE;
+
+/// Source routes (issue 30, step 3). A packet carries a cursor into this arena (in its
+/// [`crate::queue::Slot`] and its arrival event) and each hop reads the next entry, instead
+/// of the packet's destination and the next-hop table. A path is the walk of [`Routes`] from a
+/// node to a destination, its links in order and then [`DELIVER`] or [`NO_ROUTE`], so it
+/// takes exactly the links hop-by-hop lookups would.
+///
+/// Routes change when a link goes down or up: that starts a new epoch, and paths of earlier
+/// epochs are not reused. A cursor below `epoch_start` (a packet that was in flight then) is
+/// stale, and the packet is routed afresh from the node it reaches, as NS-2 routes it there.
+/// Cursor 0 is a placeholder entry, always stale: a packet not yet routed. The arena only
+/// grows (entries of old epochs may still be read by packets in flight): by the paths used
+/// in each epoch, so memory is linear in route changes times the (node, destination) pairs
+/// that send.
+#[derive(Clone, Debug)]
+pub(crate) struct Paths {
+    entries: Vec<u32>,
+    epoch_start: u32,
+    /// Where the current epoch's path from (node, destination) starts.
+    starts: std::collections::HashMap<(NodeId, NodeId), u32>,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths {
+            entries: vec![NO_ROUTE],
+            epoch_start: 1,
+            starts: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl Paths {
+    /// The entry at `cursor`: a link, or [`DELIVER`]/[`NO_ROUTE`].
+    #[inline(always)]
+    pub fn entry(&self, cursor: u32) -> u32 {
+        self.entries[cursor as usize]
+    }
+
+    /// Whether `cursor` belongs to the current routes.
+    #[inline(always)]
+    pub fn current(&self, cursor: u32) -> bool {
+        cursor >= self.epoch_start
+    }
+
+    /// Routes were recomputed: later lookups build new paths.
+    pub fn new_epoch(&mut self) {
+        self.epoch_start = u32::try_from(self.entries.len()).expect("path arena below 2^32");
+        self.starts.clear();
+    }
+
+    /// The cursor of the current path from `from` to `dst` (`to[l]` is link `l`'s far node).
+    pub fn route(
+        &mut self,
+        routes: &Routes,
+        to: impl Fn(LinkId) -> NodeId,
+        from: NodeId,
+        dst: NodeId,
+    ) -> u32 {
+        if let Some(&c) = self.starts.get(&(from, dst)) {
+            return c;
+        }
+        let start = u32::try_from(self.entries.len()).expect("path arena below 2^32");
+        let mut at = from;
+        // Each next hop is one hop closer to `dst` (breadth-first first hops), so a walk
+        // is shorter than the node count; the bound only guards that invariant.
+        let mut left = routes.n;
+        loop {
+            if at == dst {
+                self.entries.push(DELIVER);
+                break;
+            }
+            match routes.next_link(at, dst) {
+                Some(l) if left > 0 => {
+                    debug_assert!(l < PATH_END, "link ids stay below the path sentinels");
+                    self.entries.push(l);
+                    at = to(l);
+                    left -= 1;
+                }
+                _ => {
+                    debug_assert!(left > 0, "shortest-path walks do not loop");
+                    self.entries.push(NO_ROUTE);
+                    break;
+                }
+            }
+        }
+        self.starts.insert((from, dst), start);
+        start
+    }
+}
+
 /// Out-neighbours of each node with the link to them, sorted by neighbour id; the first link
 /// that is up between a pair.
 fn out_neighbours(n_nodes: usize, links: &[(NodeId, NodeId, bool)]) -> Vec<Vec<(usize, LinkId)>> {
@@ -303,6 +400,55 @@ mod tests {
             ((n - 1) as NodeId, 5, true),
         ]);
         assert_same(n, &links);
+    }
+
+    /// A source route takes the links hop-by-hop lookups take, and ends where they end;
+    /// a new epoch builds paths on the new routes.
+    #[test]
+    fn paths_follow_next_hops() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(30);
+        for _ in 0..100 {
+            let n = rng.gen_range(1..25usize);
+            let mut links: Vec<(NodeId, NodeId, bool)> = (0..rng.gen_range(0..3 * n))
+                .map(|_| {
+                    let a = rng.gen_range(0..n) as NodeId;
+                    (a, rng.gen_range(0..n) as NodeId, rng.gen_bool(0.9))
+                })
+                .collect();
+            let mut paths = Paths::default();
+            for epoch in 0..2 {
+                if epoch == 1 {
+                    links.iter_mut().for_each(|l| l.2 = rng.gen_bool(0.7));
+                    paths.new_epoch();
+                }
+                let routes = Routes::compute(n, &links);
+                let to = |l: LinkId| links[l as usize].1;
+                for a in 0..n as NodeId {
+                    for d in 0..n as NodeId {
+                        let mut c = paths.route(&routes, to, a, d);
+                        assert!(paths.current(c));
+                        let mut at = a;
+                        loop {
+                            let e = paths.entry(c);
+                            match routes.next_link(at, d) {
+                                _ if at == d => {
+                                    assert_eq!(e, DELIVER);
+                                    break;
+                                }
+                                None => {
+                                    assert_eq!(e, NO_ROUTE);
+                                    break;
+                                }
+                                Some(l) => assert_eq!(e, l, "{a} → {d} at {at}"),
+                            }
+                            at = to(e);
+                            c += 1;
+                        }
+                    }
+                }
+            }
+            assert!(!paths.current(0));
+        }
     }
 
     /// A dumbbell's table has two rows, whatever the number of hosts.

@@ -19,12 +19,12 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkId, LinkSettings, LinkUpdate};
+use crate::link::{Link, LinkId, LinkSettings, LinkUpdate, Tx};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet};
 use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
-use crate::routing::Routes;
+use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
 use crate::sched::{time_from_secs, EventQueue};
 use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
@@ -38,8 +38,8 @@ const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
     TxDone(u32),
-    /// A packet (its handle in the store) reaches the far end of a link (its index).
-    Arrive(u32, u32),
+    /// A packet reaches the far end of the link at its route cursor (`Slot::path`).
+    Arrive(Slot),
     /// A timer expires (its index in `Simulator::timers`).
     Timer(u32),
     FlowStart(u32),
@@ -188,6 +188,10 @@ pub(crate) struct AgentSlot {
     pub egress: HostStage,
     /// Packets for this agent, being processed before it gets them.
     pub ingress: HostStage,
+    /// The route cursor of this agent's packets to `path_dst`, while it is current
+    /// ([`Paths::current`]; 0 until the first send).
+    pub path: u32,
+    pub path_dst: NodeId,
 }
 
 pub(crate) struct FlowState {
@@ -374,6 +378,8 @@ pub struct Simulator<M: Metering = FullStats> {
     /// Packets in the network; links and queues hold their handles.
     store: PacketStore,
     routes: Routes,
+    /// Source routes the packets in the network follow.
+    paths: Paths,
     agents: Vec<AgentSlot>,
     flows: Vec<FlowState>,
     changes: Vec<LinkChange>,
@@ -452,6 +458,7 @@ impl<M: Metering> Simulator<M> {
             links,
             store: PacketStore::default(),
             routes,
+            paths: Paths::default(),
             agents,
             flows,
             changes,
@@ -647,7 +654,7 @@ impl<M: Metering> Simulator<M> {
     fn dispatch(&mut self, key: Key, ev: Event) {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l as usize, key),
-            Event::Arrive(l, id) => self.on_arrive(l as usize, id),
+            Event::Arrive(s) => self.on_arrive(s),
             Event::Timer(t) => self.on_timer(t as usize, key),
             Event::FlowStart(f) => {
                 let f = f as usize;
@@ -759,6 +766,7 @@ impl<M: Metering> Simulator<M> {
         slot.ecn.apply(pkt);
         let (node, d) = (slot.node, dir_index(slot.dir));
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
+        let (dst, ttl, ect) = (pkt.dst, pkt.ttl, pkt.ect);
         let meter = M::FLOWS && metered(pkt);
         let f = &mut self.flows[slot.flow as usize];
         f.acct[d].sent += 1;
@@ -771,7 +779,53 @@ impl<M: Metering> Simulator<M> {
             self.enter_stage(idx, id, true);
             return;
         }
-        self.arrive(id, node);
+        let path = self.agent_path(idx, dst);
+        let s = Slot {
+            id,
+            size,
+            path,
+            ttl,
+            ect,
+            ce: false,
+        };
+        self.arrive(s, node);
+    }
+
+    /// The route from agent `idx`'s node to `dst`, cached in the agent's slot for the
+    /// current routes.
+    #[inline]
+    fn agent_path(&mut self, idx: usize, dst: NodeId) -> u32 {
+        let slot = &self.agents[idx];
+        if self.paths.current(slot.path) && slot.path_dst == dst {
+            return slot.path;
+        }
+        let node = slot.node;
+        let path = self.route(node, dst);
+        let slot = &mut self.agents[idx];
+        (slot.path, slot.path_dst) = (path, dst);
+        path
+    }
+
+    /// The current route from `from` to `dst`.
+    #[cold]
+    fn route(&mut self, from: NodeId, dst: NodeId) -> u32 {
+        let links = &self.links;
+        self.paths
+            .route(&self.routes, |l| links[l as usize].to, from, dst)
+    }
+
+    /// Packet `id`, in the store, as a hop record with no route yet (routed where it next
+    /// reaches a node).
+    fn unrouted(&self, id: u32) -> Slot {
+        let pkt = &self.store[id];
+        Slot {
+            id,
+            size: pkt.size,
+            path: 0,
+            ttl: pkt.ttl,
+            ect: pkt.ect,
+            ce: false,
+        }
     }
 
     /// Queue packet `id` in the agent's outgoing (`egress`) or incoming host stage.
@@ -807,7 +861,9 @@ impl<M: Metering> Simulator<M> {
         }
         if egress {
             let node = self.agents[idx].node;
-            self.arrive(id, node);
+            let mut s = self.unrouted(id);
+            s.path = self.agent_path(idx, self.store[id].dst);
+            self.arrive(s, node);
         } else {
             self.hand_over(idx, id);
         }
@@ -815,18 +871,22 @@ impl<M: Metering> Simulator<M> {
 
     // ---- forwarding ---------------------------------------------------------------------
 
-    /// The packet `id` is at `node`: wait out the node's processing delay if it has one,
-    /// then deliver it or forward it on the next-hop link.
-    #[inline]
-    fn arrive(&mut self, id: u32, node: NodeId) {
+    /// The packet `s` is at `node` (`s.path` is the cursor of its next path entry): wait out
+    /// the node's processing delay if it has one, then deliver it or forward it. Inlined, with
+    /// `pass`, into each caller (a hop's arrival and an agent's send): the calls cost more
+    /// than the work.
+    #[inline(always)]
+    fn arrive(&mut self, s: Slot, node: NodeId) {
         if !self.node_stages.is_empty() && self.node_stages[node as usize].holds() {
+            // The stage holds handles: the packet keeps its TTL, and is routed when it leaves.
+            self.store[s.id].ttl = s.ttl;
             let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
-            if let Some(key) = self.node_stages[node as usize].push(id, now, now_secs, seq) {
+            if let Some(key) = self.node_stages[node as usize].push(s.id, now, now_secs, seq) {
                 self.heap.push(key, Event::Node(node));
             }
             return;
         }
-        self.pass(id, node);
+        self.pass(s, node);
     }
 
     /// The head of a node's processing delay is ready: send it on, and arm the next.
@@ -837,30 +897,42 @@ impl<M: Metering> Simulator<M> {
         if let Some(next) = next {
             self.heap.push(next, Event::Node(n as u32));
         }
-        self.pass(id, n as NodeId);
+        let s = self.unrouted(id);
+        self.pass(s, n as NodeId);
     }
 
-    /// Deliver packet `id`, now processed at `node`, or forward it.
-    #[inline]
-    fn pass(&mut self, id: u32, node: NodeId) {
-        if node == self.store[id].dst {
-            self.deliver(id, node);
+    /// Deliver packet `s`, now processed at `node`, or forward it on the next link of its
+    /// route: a hop reads the route's next entry, not the packet or the routing table.
+    #[inline(always)]
+    fn pass(&mut self, mut s: Slot, node: NodeId) {
+        if !self.paths.current(s.path) {
+            // Not routed yet, or routed before the routes last changed.
+            s.path = self.route(node, self.store[s.id].dst);
+        }
+        let next = self.paths.entry(s.path);
+        if next >= PATH_END {
+            // The packet's own TTL is brought up to date for its agent (or its drop).
+            self.store[s.id].ttl = s.ttl;
+            if next == DELIVER {
+                debug_assert_eq!(node, self.store[s.id].dst);
+                self.deliver(s.id, node);
+            } else {
+                debug_assert_eq!(next, NO_ROUTE);
+                self.drop_id(None, s.id, DropCause::Down);
+            }
             return;
         }
-        self.forward(id, node);
+        if let Some(&p) = self.nodes.get(node as usize) {
+            if p != NodePolicy::Forward {
+                p.on_forward(&mut self.store[s.id], node);
+            }
+        }
+        self.enqueue(next as usize, s);
     }
 
-    fn forward(&mut self, id: u32, node: NodeId) {
-        let pkt = &mut self.store[id];
-        if let Some(p) = self.nodes.get(node as usize) {
-            p.on_forward(pkt, node);
-        }
-        match self.routes.next_link(node, pkt.dst) {
-            Some(l) => self.enqueue(l as usize, id),
-            None => self.drop_id(None, id, DropCause::Down),
-        }
-    }
-
+    /// Out of line: it ends the cycle agent → send → `arrive` → `pass` → agent, so that the
+    /// rest of the hop path inlines.
+    #[inline(never)]
     fn deliver(&mut self, id: u32, node: NodeId) {
         let pkt = &self.store[id];
         let idx = 2 * pkt.flow as usize + usize::from(pkt.dir == Direction::Forward);
@@ -895,6 +967,13 @@ impl<M: Metering> Simulator<M> {
             }
         }
         self.call_agent(idx, |a, ctx| a.on_packet(&pkt, ctx));
+    }
+
+    /// Drop packet `s`: a mark it got while queued and its TTL reach the packet first.
+    fn drop_slot(&mut self, link: Option<usize>, s: Slot, cause: DropCause) {
+        let id = self.unslot(s);
+        self.store[id].ttl = s.ttl;
+        self.drop_id(link, id, cause);
     }
 
     /// Drop a packet held in the store, freeing its slot.
@@ -944,24 +1023,18 @@ impl<M: Metering> Simulator<M> {
         crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 
-    fn enqueue(&mut self, l: usize, id: u32) {
-        self.trace_id(TraceEvent::Enqueue, l, id, None);
+    /// Offer packet `slot` (its cursor at link `l` on its route) to link `l`'s queue.
+    #[inline(always)]
+    fn enqueue(&mut self, l: usize, slot: Slot) {
+        self.trace_slot(TraceEvent::Enqueue, l, &slot);
         if !self.links[l].up {
-            self.drop_id(Some(l), id, DropCause::Down);
+            self.drop_slot(Some(l), slot, DropCause::Down);
             return;
         }
-        let cur = self.cur;
-        self.settle_tx_done(l, |k| k < cur);
+        self.settle_before_now(l);
         let now = self.now;
-        let pkt = &self.store[id];
-        let slot = Slot {
-            id,
-            size: pkt.size,
-            ect: pkt.ect,
-            ce: false,
-        };
         let link = &mut self.links[l];
-        if !link.busy && link.queue.passes_through(&slot) {
+        if link.tx == Tx::Idle && link.queue.passes_through(&slot) {
             // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
             // update (zero to zero) would do is nothing; transmit at once.
             self.transmit(l, slot);
@@ -969,22 +1042,20 @@ impl<M: Metering> Simulator<M> {
         }
         let dropped = link.queue.enqueue(slot, now, &mut link.cold.queue_rng);
         if let Some(d) = dropped {
-            let id = self.unslot(d.pkt);
-            self.drop_id(Some(l), id, d.cause);
+            self.drop_slot(Some(l), d.pkt, d.cause);
         }
         // NS-2 Queue::recv: an idle link takes the packet at once.
-        if !self.links[l].busy {
-            self.start_tx(l);
-        } else {
-            // A packet now waits: the transmission's end must be an event after all.
-            let link = &mut self.links[l];
-            if link.tx_done_lazy {
-                link.tx_done_lazy = false;
-                if let Some(k) = link.tx_done {
-                    self.heap.push(k, Event::TxDone(l as u32));
-                }
+        let link = &mut self.links[l];
+        match link.tx {
+            Tx::Idle => self.start_tx(l),
+            Tx::Deferred => {
+                // A packet now waits: the transmission's end must be an event after all.
+                link.tx = Tx::Queued;
+                let k = link.busy_until;
+                self.heap.push(k, Event::TxDone(l as u32));
+                self.note_queue(l);
             }
-            self.note_queue(l);
+            Tx::Queued => self.note_queue(l),
         }
     }
 
@@ -1001,22 +1072,33 @@ impl<M: Metering> Simulator<M> {
     /// event with that key. Event order, and so every result, is unchanged; only the `events`
     /// count drops (about a quarter of all events on a dumbbell's uncongested links).
     fn settle_tx_done(&mut self, l: usize, ran: impl Fn(Key) -> bool) {
+        let link = &self.links[l];
+        if link.tx == Tx::Deferred && ran(link.busy_until) {
+            self.end_deferred_tx(l);
+        }
+    }
+
+    /// [`Simulator::settle_tx_done`] before the current event, where a packet reaches the
+    /// link (a closure there was an out-of-line call per enqueue).
+    #[inline(always)]
+    fn settle_before_now(&mut self, l: usize) {
+        let link = &self.links[l];
+        if link.tx == Tx::Deferred && link.busy_until < self.cur {
+            self.end_deferred_tx(l);
+        }
+    }
+
+    /// The deferred transmission end of link `l` is past: the link is idle since then.
+    #[inline(always)]
+    fn end_deferred_tx(&mut self, l: usize) {
         let link = &mut self.links[l];
-        if !link.tx_done_lazy {
-            return;
+        link.tx = Tx::Idle;
+        // What `on_tx_done` → `start_tx` does at the end with nothing queued: RED starts its
+        // idle period (a DropTail's empty dequeue does nothing).
+        if let Some(red) = link.queue.as_red_mut() {
+            let _none = red.dequeue(link.busy_until.time);
+            debug_assert!(_none.is_none());
         }
-        let Some(k) = link.tx_done else {
-            return;
-        };
-        if !ran(k) {
-            return;
-        }
-        link.tx_done_lazy = false;
-        link.tx_done = None;
-        // What `on_tx_done` → `start_tx` does at `k` with nothing queued.
-        let _none = link.queue.dequeue(k.time);
-        debug_assert!(_none.is_none());
-        link.busy = false;
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.
@@ -1032,7 +1114,7 @@ impl<M: Metering> Simulator<M> {
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let Some(slot) = self.links[l].queue.dequeue(now) else {
-            self.links[l].busy = false;
+            self.links[l].tx = Tx::Idle;
             self.note_queue(l);
             return;
         };
@@ -1051,14 +1133,15 @@ impl<M: Metering> Simulator<M> {
 
     /// The packet in `slot` left the link's queue: occupy the link for its transmission, then
     /// propagate it.
-    fn transmit(&mut self, l: usize, slot: Slot) {
+    #[inline(always)]
+    fn transmit(&mut self, l: usize, mut slot: Slot) {
         let now = self.now;
         let id = self.unslot(slot);
-        self.trace_id(TraceEvent::Dequeue, l, id, None);
+        slot.ce = false;
+        self.trace_slot(TraceEvent::Dequeue, l, &slot);
         self.hops += 1;
         let size = slot.size;
         let link = &mut self.links[l];
-        link.busy = true;
         link.stats.tx_packets += 1;
         link.stats.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
@@ -1086,9 +1169,9 @@ impl<M: Metering> Simulator<M> {
                 shadow: arrival_secs,
                 seq: self.next_seq(),
             };
-            self.heap.push(key, Event::Arrive(l as u32, id));
+            self.heap.push(key, Event::Arrive(slot));
         } else {
-            link.lost_in_tx = Some(id);
+            link.lost_in_tx = Some(slot);
         }
         let key = Key {
             time: done,
@@ -1096,10 +1179,12 @@ impl<M: Metering> Simulator<M> {
             seq: self.next_seq(),
         };
         let link = &mut self.links[l];
-        link.tx_done = Some(key);
+        link.busy_until = key;
         // Nothing waits and nothing fails at the end: defer the event (`settle_tx_done`).
-        link.tx_done_lazy = link.queue.is_empty() && link.lost_in_tx.is_none();
-        if !link.tx_done_lazy {
+        if link.queue.is_empty() && link.lost_in_tx.is_none() {
+            link.tx = Tx::Deferred;
+        } else {
+            link.tx = Tx::Queued;
             self.heap.push(key, Event::TxDone(l as u32));
         }
     }
@@ -1108,42 +1193,44 @@ impl<M: Metering> Simulator<M> {
         let Some(link) = self.links.get_mut(l) else {
             return;
         };
-        if link.tx_done != Some(key) {
+        if link.tx != Tx::Queued || link.busy_until != key {
             return; // the link went down meanwhile
         }
-        link.tx_done = None;
-        link.tx_done_lazy = false;
-        if let Some(id) = link.lost_in_tx.take() {
-            self.drop_id(Some(l), id, DropCause::Link);
+        if let Some(s) = link.lost_in_tx.take() {
+            self.drop_slot(Some(l), s, DropCause::Link);
         }
         self.start_tx(l);
     }
 
-    /// Packet `id` reaches the far end of link `l` (a link failure removes the arrivals of
-    /// the packets it drops from the scheduler, so every arrival that pops is live).
-    fn on_arrive(&mut self, l: usize, id: u32) {
+    /// Packet `s` reaches the far end of the link at its route cursor (a link failure
+    /// removes the arrivals of the packets it drops from the scheduler, so every arrival that
+    /// pops is live).
+    fn on_arrive(&mut self, mut s: Slot) {
+        let l = self.paths.entry(s.path) as usize;
         let link = &mut self.links[l];
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
         if let Some(m) = &mut link.loss {
-            if m.lose(&self.store[id], &mut link.cold.loss_rng) {
-                self.drop_id(Some(l), id, DropCause::Link);
+            if m.lose(&self.store[s.id], &mut link.cold.loss_rng) {
+                self.drop_slot(Some(l), s, DropCause::Link);
                 return;
             }
         }
         // TTLChecker: ttl − 1 ≤ 0 drops; the link's policy may send a notice back.
         let to = link.to;
-        let pkt = &mut self.store[id];
-        if pkt.ttl <= 1 {
+        if s.ttl <= 1 {
+            let pkt = &mut self.store[s.id];
+            pkt.ttl = s.ttl;
             let notice = link.ttl_expiry.notice(pkt, to, self.now);
-            self.drop_id(Some(l), id, DropCause::Ttl);
+            self.drop_slot(Some(l), s, DropCause::Ttl);
             if let Some(n) = notice {
                 self.send_created(n);
             }
             return;
         }
-        pkt.ttl -= 1;
-        self.trace_id(TraceEvent::Receive, l, id, None);
-        self.arrive(id, to);
+        s.ttl -= 1;
+        self.trace_slot(TraceEvent::Receive, l, &s);
+        s.path += 1;
+        self.arrive(s, to);
     }
 
     /// One more packet in the network; past the ceiling the run stops after this event.
@@ -1177,7 +1264,8 @@ impl<M: Metering> Simulator<M> {
         }
         let at = pkt.src;
         let id = self.store.insert(pkt);
-        self.arrive(id, at);
+        let s = self.unrouted(id);
+        self.arrive(s, at);
     }
 
     // ---- link failures ------------------------------------------------------------------
@@ -1205,26 +1293,22 @@ impl<M: Metering> Simulator<M> {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
             let now = self.now;
             let link = &mut self.links[l];
-            let slots: Vec<Slot> = link.queue.clear(now).into_iter().collect();
-            let mut victims: Vec<u32> = slots.into_iter().map(|s| self.unslot(s)).collect();
-            let link = &mut self.links[l];
+            let mut victims: Vec<Slot> = link.queue.clear(now).into_iter().collect();
             victims.extend(link.lost_in_tx.take());
-            link.busy = false;
-            link.tx_done = None;
-            link.tx_done_lazy = false;
+            link.tx = Tx::Idle;
             // Packets propagating: their arrival events, in the order they would have arrived.
-            let l32 = l as u32;
+            let (l32, paths) = (l as u32, &self.paths);
             victims.extend(
                 self.heap
-                    .extract(|e| matches!(*e, Event::Arrive(x, _) if x == l32))
+                    .extract(|e| matches!(*e, Event::Arrive(s) if paths.entry(s.path) == l32))
                     .into_iter()
                     .filter_map(|(_, e)| match e {
-                        Event::Arrive(_, id) => Some(id),
+                        Event::Arrive(s) => Some(s),
                         _ => None,
                     }),
             );
-            for id in victims {
-                self.drop_id(Some(l), id, DropCause::Down);
+            for s in victims {
+                self.drop_slot(Some(l), s, DropCause::Down);
             }
             self.note_queue(l);
         }
@@ -1236,6 +1320,7 @@ impl<M: Metering> Simulator<M> {
                 .map(|l| (l.from, l.to, l.up))
                 .collect::<Vec<_>>(),
         );
+        self.paths.new_epoch();
     }
 
     /// New link parameters; transmissions already started keep theirs (`start_tx` reads
@@ -1275,6 +1360,15 @@ impl<M: Metering> Simulator<M> {
         self.schedule(next, secs(next), Event::Sample);
     }
 
+    /// Trace an event of packet `s` (between nodes: its TTL is in `s`), if tracing is on.
+    #[inline(always)]
+    fn trace_slot(&mut self, ev: TraceEvent, l: usize, s: &Slot) {
+        if self.tracer.is_some() {
+            self.store[s.id].ttl = s.ttl;
+            self.trace_id(ev, l, s.id, None);
+        }
+    }
+
     /// Trace an event of the packet `id` in the store, if tracing is on. Inlined so that the
     /// usual case (off) costs one branch at the call site; the line itself is built out of
     /// line.
@@ -1301,8 +1395,8 @@ impl<M: Metering> Simulator<M> {
         // Packets propagating.
         let (store, flows) = (&self.store, &mut self.flows);
         self.heap.for_each(|_, e| {
-            if let Event::Arrive(_, id) = *e {
-                let p = &store[id];
+            if let Event::Arrive(s) = *e {
+                let p = &store[s.id];
                 flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
             }
         });

@@ -26,19 +26,42 @@ pub trait Queued {
 }
 
 /// A packet as the simulator queues it: a handle into its packet store plus the fields queue
-/// disciplines read, 12 bytes instead of the packet's 128 (queues at 1 Gb/s hold hundreds,
+/// disciplines read, 16 bytes instead of the packet's 136 (queues at 1 Gb/s hold hundreds,
 /// and every enqueue and dequeue moved the whole packet). A mark set while queued is copied
 /// to the packet when it leaves the queue.
+///
+/// The simulator also carries a packet's source route and remaining TTL here, and in its
+/// arrival event, so that a hop reads neither the packet nor the routing table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
     /// Index in the simulator's packet store.
     pub id: u32,
     /// Size on the wire in bytes.
     pub size: u32,
+    /// The simulator's source-route cursor: the index, in its path arena, of the link the
+    /// packet is queued on or crossing (0 outside the simulator: no route).
+    pub path: u32,
+    /// Remaining TTL while the packet is between nodes (the packet's own copy is brought up
+    /// to date where it is read: traces, delivery, expiry).
+    pub ttl: u8,
     /// ECN-capable transport.
     pub ect: bool,
     /// Marked congestion experienced while queued.
     pub ce: bool,
+}
+
+impl Slot {
+    /// A handle for a queue outside the simulator: no route, no TTL, not marked.
+    pub fn new(id: u32, size: u32, ect: bool) -> Slot {
+        Slot {
+            id,
+            size,
+            path: 0,
+            ttl: 0,
+            ect,
+            ce: false,
+        }
+    }
 }
 
 /// `Packet` and `Slot` name the fields queue disciplines use alike.
@@ -194,6 +217,14 @@ impl<P: Queued> Queue<P> {
 
     /// The RED state, for inspection.
     pub fn as_red(&self) -> Option<&Red<P>> {
+        match self {
+            Queue::Red(r) => Some(r),
+            Queue::DropTail(_) => None,
+        }
+    }
+
+    /// The RED state, to change.
+    pub(crate) fn as_red_mut(&mut self) -> Option<&mut Red<P>> {
         match self {
             Queue::Red(r) => Some(r),
             Queue::DropTail(_) => None,
