@@ -85,13 +85,7 @@ impl DelayHistogram {
     /// Record `n` samples of value `v` (ns).
     #[inline]
     pub fn record_n(&mut self, v: u64, n: u64) {
-        let slot = slot_of(v);
-        let page = slot >> PAGE_BITS;
-        let at = match self.table.get(page) {
-            Some(&p) if p != 0 => usize::from(p) - 1,
-            _ => self.new_page(page),
-        };
-        let c = &mut self.pages[at][slot & (PAGE - 1)];
+        let (slot, c) = self.slot_count(v);
         let sum = u64::from(*c) + n;
         *c = sum as u32;
         if sum >> 32 != 0 {
@@ -104,18 +98,24 @@ impl DelayHistogram {
     /// callers that count samples themselves and give the total with `set_len`.
     #[inline(always)]
     pub(crate) fn add_one(&mut self, v: u64) {
+        let (slot, c) = self.slot_count(v);
+        let wrapped;
+        (*c, wrapped) = c.overflowing_add(1);
+        if wrapped {
+            self.carry(slot, 1);
+        }
+    }
+
+    /// The slot of value `v` and its count, the page allocated on first touch.
+    #[inline(always)]
+    fn slot_count(&mut self, v: u64) -> (usize, &mut u32) {
         let slot = slot_of(v);
         let page = slot >> PAGE_BITS;
         let at = match self.table.get(page) {
             Some(&p) if p != 0 => usize::from(p) - 1,
             _ => self.new_page(page),
         };
-        let c = &mut self.pages[at][slot & (PAGE - 1)];
-        let wrapped;
-        (*c, wrapped) = c.overflowing_add(1);
-        if wrapped {
-            self.carry(slot, 1);
-        }
+        (slot, &mut self.pages[at][slot & (PAGE - 1)])
     }
 
     /// Set the samples recorded (after [`DelayHistogram::add_one`]).
