@@ -19,7 +19,7 @@ use crate::rng::{stream, Component};
 use crate::sim::{
     Account, AgentSlot, FlowState, FullStats, Limits, LinkChange, Metering, Simulator,
 };
-use crate::stats::{FlowRecorder, LinkStats, StatsConfig};
+use crate::stats::{LinkStats, StatsConfig};
 use crate::trace::{TraceFormat, TraceNames, TraceSink, Tracer};
 use crate::wireless::Wireless;
 use crate::Time;
@@ -596,10 +596,6 @@ impl NetworkBuilder {
                 start: f.start,
                 stop: f.stop,
                 fids: f.fids,
-                rec: [
-                    FlowRecorder::new(&self.stats),
-                    FlowRecorder::new(&self.stats),
-                ],
                 acct: [Account::default(); 2],
                 drop_causes: f.drop_log.then(HashMap::new),
             });

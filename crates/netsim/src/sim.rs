@@ -27,7 +27,9 @@ use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
 use crate::sched::{time_from_secs, EventQueue};
-use crate::stats::{AgentSeries, DropCause, FlowRecorder, LinkStats, StatsConfig};
+use crate::stats::{
+    AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
+};
 use crate::store::PacketStore;
 use crate::trace::{TraceEvent, TraceLine, Tracer};
 use crate::Time;
@@ -200,7 +202,6 @@ pub(crate) struct FlowState {
     pub start: Time,
     pub stop: Option<Time>,
     pub fids: (u32, u32),
-    pub rec: [FlowRecorder; 2],
     pub acct: [Account; 2],
     /// Data-direction drops by sequence number, when
     /// [`crate::NetworkBuilder::record_drop_causes`] asked for them.
@@ -375,6 +376,8 @@ pub struct Simulator<M: Metering = FullStats> {
     /// Each node's random processing delay; empty when no node has one.
     node_stages: Vec<NodeStage>,
     links: Vec<Link>,
+    /// Each link's queue gauges, copied into its [`LinkStats`] at the end of a run.
+    queue_gauges: Vec<QueueGauges>,
     /// Packets in the network; links and queues hold their handles.
     store: PacketStore,
     routes: Routes,
@@ -382,6 +385,8 @@ pub struct Simulator<M: Metering = FullStats> {
     paths: Paths,
     agents: Vec<AgentSlot>,
     flows: Vec<FlowState>,
+    /// Flow statistics, by `2 · flow + direction`; none unless `M::FLOWS`.
+    meters: FlowMeters,
     changes: Vec<LinkChange>,
     /// Every agent's timers (`AgentSlot::timer_base`), and the agent each belongs to.
     timers: Vec<TimerSlot>,
@@ -455,11 +460,13 @@ impl<M: Metering> Simulator<M> {
             names,
             nodes,
             node_stages,
+            queue_gauges: vec![QueueGauges::new(stats.bin_width); links.len()],
             links,
             store: PacketStore::default(),
             routes,
             paths: Paths::default(),
             agents,
+            meters: FlowMeters::new(&stats, if M::FLOWS { 2 * flows.len() } else { 0 }),
             flows,
             changes,
             timers: vec![TimerSlot::default(); timer_agent.len()],
@@ -595,6 +602,12 @@ impl<M: Metering> Simulator<M> {
         M::advance(self, until)
     }
 
+    /// Heap bytes of the packet store: a slot for each of the most packets that were ever in
+    /// the network at once (memory benchmarks separate them from per-flow state).
+    pub fn packet_store_bytes(&self) -> usize {
+        self.store.heap_bytes()
+    }
+
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.events
@@ -613,9 +626,10 @@ impl<M: Metering> Simulator<M> {
             self.now = until;
             self.now_secs = secs(until);
         }
-        for l in &mut self.links {
-            l.stats.queue_packets.finish(self.now);
-            l.stats.queue_bytes.finish(self.now);
+        for (l, g) in self.links.iter_mut().zip(&mut self.queue_gauges) {
+            g.finish(self.now);
+            l.stats.queue_packets = g.occupancy(0);
+            l.stats.queue_bytes = g.occupancy(1);
         }
         if let Some(t) = &mut self.tracer {
             t.flush().map_err(|e| SimError::Trace(e.to_string()))?;
@@ -768,10 +782,10 @@ impl<M: Metering> Simulator<M> {
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
         let (dst, ttl, ect) = (pkt.dst, pkt.ttl, pkt.ect);
         let meter = M::FLOWS && metered(pkt);
-        let f = &mut self.flows[slot.flow as usize];
-        f.acct[d].sent += 1;
+        self.flows[slot.flow as usize].acct[d].sent += 1;
         if meter {
-            f.rec[d].on_sent(self.now, size, payload);
+            let i = 2 * slot.flow as usize + d;
+            self.meters.on_sent(i, self.now, size, payload);
         }
         let staged = slot.egress.holds(protected);
         self.count_sent();
@@ -958,12 +972,13 @@ impl<M: Metering> Simulator<M> {
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
         if M::FLOWS && metered(&pkt) {
-            f.rec[d].on_delivered(self.now, pkt.sent_at, pkt.size, pkt.payload);
+            let (i, m) = (2 * pkt.flow as usize + d, &mut self.meters);
+            m.on_delivered(i, self.now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
-                f.rec[d].on_exposed(self.now);
+                m.on_exposed(i, self.now);
             }
             if pkt.ce {
-                f.rec[d].on_marked(self.now);
+                m.on_marked(i, self.now);
             }
         }
         self.call_agent(idx, |a, ctx| a.on_packet(&pkt, ctx));
@@ -988,7 +1003,8 @@ impl<M: Metering> Simulator<M> {
         let d = dir_index(pkt.dir);
         f.acct[d].dropped[cause.index()] += 1;
         if M::FLOWS && metered(pkt) {
-            f.rec[d].on_dropped(self.now, cause);
+            let i = 2 * pkt.flow as usize + d;
+            self.meters.on_dropped(i, self.now, cause);
         }
         // Only payload-carrying data packets: their sequence numbers are the ones a TFRC
         // receiver declares lost.
@@ -1007,20 +1023,10 @@ impl<M: Metering> Simulator<M> {
     /// empty), and a call would cost more than the update.
     #[inline(always)]
     fn note_queue(&mut self, l: usize) {
-        let at = self.now;
-        if !M::QUEUES {
-            return;
+        if M::QUEUES {
+            let (n, b) = self.links[l].queue.lens();
+            self.queue_gauges[l].set(self.now, n, b);
         }
-        let link = &self.links[l];
-        let (n, b) = link.queue.lens();
-        let st = &link.stats;
-        if n == 0 && b == 0 && st.queue_packets.current() == 0 && st.queue_bytes.current() == 0 {
-            // Zero to zero adds 0 · dt to the areas and leaves the maximum: the next change,
-            // or the end of the run, integrates the same values (and closes the same bins).
-            return;
-        }
-        let st = &mut self.links[l].stats;
-        crate::stats::Occupancy::set_pair(&mut st.queue_packets, n, &mut st.queue_bytes, b, at);
     }
 
     /// Offer packet `slot` (its cursor at link `l` on its route) to link `l`'s queue.
@@ -1103,10 +1109,7 @@ impl<M: Metering> Simulator<M> {
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.
         debug_assert!(
-            !M::QUEUES
-                || (link.queue.lens() == (0, 0)
-                    && link.stats.queue_packets.current() == 0
-                    && link.stats.queue_bytes.current() == 0)
+            !M::QUEUES || (link.queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
         );
     }
 
@@ -1260,7 +1263,8 @@ impl<M: Metering> Simulator<M> {
         let d = dir_index(pkt.dir);
         f.acct[d].sent += 1;
         if M::FLOWS {
-            f.rec[d].on_sent(self.now, pkt.size, 0);
+            let i = 2 * pkt.flow as usize + d;
+            self.meters.on_sent(i, self.now, pkt.size, 0);
         }
         let at = pkt.src;
         let id = self.store.insert(pkt);
@@ -1440,8 +1444,8 @@ impl<M: Metering> Simulator<M> {
                 .map(|(i, f)| FlowResults {
                     src: f.src,
                     dst: f.dst,
-                    forward: f.rec[0].clone(),
-                    reverse: f.rec[1].clone(),
+                    forward: self.meters.recorder(2 * i),
+                    reverse: self.meters.recorder(2 * i + 1),
                     accounts: f.acct,
                     sender_app: self.agents[2 * i].agent.app_counters(),
                 })

@@ -12,8 +12,10 @@ use core::time::Duration;
 use crate::Time;
 
 mod hist;
+mod meter;
 
 pub use hist::DelayHistogram;
+pub(crate) use meter::FlowMeters;
 
 /// Most bins a time series holds ([`FlowRecorder`], [`Occupancy`]): 65,536 (18.2 hours at the
 /// default 1 s bins). An event past the last bin halves the series' resolution instead: adjacent
@@ -183,8 +185,7 @@ impl DelayStats {
             let diff = d.abs_diff(last);
             self.sum_abs_diff_ns += u128::from(diff);
             self.diffs += 1;
-            // RFC 3550 §6.4.1: J += (|D| − J)/16, with D the change in transit time.
-            self.rfc3550_ns += (u64_to_f64(diff) - self.rfc3550_ns) / 16.0;
+            self.rfc3550_ns = rfc3550_step(self.rfc3550_ns, diff);
         }
         self.last_ns = Some(d);
     }
@@ -483,6 +484,12 @@ impl FlowRecorder {
     }
 }
 
+/// RFC 3550 §6.4.1: J += (|D| − J)/16, with D (`diff`, ns) the change in transit time.
+#[inline(always)]
+fn rfc3550_step(j: f64, diff: u64) -> f64 {
+    j + (u64_to_f64(diff) - j) / 16.0
+}
+
 /// `x as f64`, faster: below 2^63 (always, for spans and queue lengths) the signed
 /// conversion gives the same value and is one instruction where the unsigned one is a branchy
 /// sequence.
@@ -569,41 +576,6 @@ impl Occupancy {
         self.max = self.max.max(value);
     }
 
-    /// `a.set(now, va); b.set(now, vb)` for two gauges that change together (a queue's
-    /// packets and bytes): the time step is computed once when both are at the same point.
-    #[inline(always)]
-    pub fn set_pair(a: &mut Occupancy, va: u64, b: &mut Occupancy, vb: u64, now: Time) {
-        let t = now.as_nanos();
-        if a.last_t != b.last_t || a.bin_end != b.bin_end || t < a.last_t || t >= a.bin_end {
-            Self::set_each(a, va, b, vb, now);
-            return;
-        }
-        // The same float operations as `advance` on each, with the shared span.
-        let dt = u64_to_f64(t - a.last_t);
-        a.step(t, dt, va);
-        b.step(t, dt, vb);
-    }
-
-    /// [`Occupancy::set_pair`] when the gauges are apart or a bin ends: out of line, so that
-    /// the common case, inlined at its callers, needs no registers saved for a call.
-    #[inline(never)]
-    fn set_each(a: &mut Occupancy, va: u64, b: &mut Occupancy, vb: u64, now: Time) {
-        a.set(now, va);
-        b.set(now, vb);
-    }
-
-    /// `advance` to `t` within the current bin (`dt` = `t − last_t`, converted), then `set`
-    /// the value, for [`Occupancy::set_pair`].
-    #[inline(always)]
-    fn step(&mut self, t: u64, dt: f64, v: u64) {
-        let old = u64_to_f64(self.value);
-        self.bin_area += old * dt;
-        self.total_area += old * dt;
-        self.last_t = t;
-        self.value = v;
-        self.max = self.max.max(v);
-    }
-
     /// Account for time up to `now` (end of run); completed bins appear in the series.
     pub fn finish(&mut self, now: Time) {
         self.advance(now);
@@ -637,6 +609,131 @@ impl Occupancy {
     /// Current value.
     pub fn current(&self) -> u64 {
         self.value
+    }
+}
+
+/// A link's two queue gauges (waiting packets and bytes) as the simulator keeps them during a
+/// run: they always change together, so they share one clock (last change, bin end, bin
+/// width) and one test for the common zero-to-zero update. Each gauge's float operations are
+/// [`Occupancy`]'s, in the same order; [`QueueGauges::occupancy`] gives the two gauges as
+/// [`Occupancy`] values.
+#[derive(Clone, Debug)]
+pub(crate) struct QueueGauges {
+    bin_ns: u64,
+    bin_end: u64,
+    last_t: u64,
+    /// Packets, then bytes.
+    value: [u64; 2],
+    bin_area: [f64; 2],
+    total_area: [f64; 2],
+    max: [u64; 2],
+    series: [Vec<f64>; 2],
+}
+
+impl QueueGauges {
+    /// Both gauges at zero from time zero.
+    pub fn new(bin_width: Duration) -> Self {
+        let o = Occupancy::new(bin_width);
+        QueueGauges {
+            bin_ns: o.bin_ns,
+            bin_end: o.bin_end,
+            last_t: 0,
+            value: [0; 2],
+            bin_area: [0.0; 2],
+            total_area: [0.0; 2],
+            max: [0; 2],
+            series: [Vec::new(), Vec::new()],
+        }
+    }
+
+    /// The queue holds `packets` and `bytes` from `now` on. A change from zero to zero adds
+    /// 0 · dt to the areas and leaves the maxima: it is skipped (the next change, or the end
+    /// of the run, integrates the same values and closes the same bins).
+    #[inline(always)]
+    pub fn set(&mut self, now: Time, packets: u64, bytes: u64) {
+        if packets | bytes | self.value[0] | self.value[1] == 0 {
+            return;
+        }
+        let t = now.as_nanos();
+        if t < self.last_t || t >= self.bin_end {
+            self.set_slow(t, packets, bytes);
+            return;
+        }
+        self.step(t, packets, bytes);
+    }
+
+    /// Whether both gauges read zero.
+    pub fn is_zero(&self) -> bool {
+        self.value == [0; 2]
+    }
+
+    /// [`QueueGauges::set`] when `t` is before the last change or a bin ends: out of line, so
+    /// that the common case, inlined at its callers, needs no registers saved for a call.
+    #[inline(never)]
+    fn set_slow(&mut self, t: u64, packets: u64, bytes: u64) {
+        let t = self.close_bins(t);
+        self.step(t, packets, bytes);
+    }
+
+    /// [`Occupancy::advance`]'s span (`t` ≥ `last_t`, within the current bin) and set.
+    #[inline(always)]
+    fn step(&mut self, t: u64, packets: u64, bytes: u64) {
+        let dt = u64_to_f64(t - self.last_t);
+        for (k, v) in [packets, bytes].into_iter().enumerate() {
+            let old = u64_to_f64(self.value[k]);
+            self.bin_area[k] += old * dt;
+            self.total_area[k] += old * dt;
+            self.value[k] = v;
+            self.max[k] = self.max[k].max(v);
+        }
+        self.last_t = t;
+    }
+
+    /// [`Occupancy::close_bins`] on both gauges, for a change at `t` (clamped to the last
+    /// change, as [`Occupancy::advance`] does, and returned).
+    #[cold]
+    fn close_bins(&mut self, t: u64) -> u64 {
+        let t = t.max(self.last_t);
+        while t >= self.bin_end {
+            let dt = (self.bin_end - self.last_t) as f64;
+            for k in 0..2 {
+                let v = self.value[k] as f64;
+                self.bin_area[k] += v * dt;
+                self.total_area[k] += v * dt;
+                self.series[k].push(self.bin_area[k] / self.bin_ns as f64);
+                self.bin_area[k] = 0.0;
+            }
+            self.last_t = self.bin_end;
+            if self.series[0].len() == MAX_BINS {
+                for s in &mut self.series {
+                    merge_pairs(s, |a, b| (a + b) / 2.0);
+                }
+                self.bin_ns = self.bin_ns.saturating_mul(2);
+            }
+            self.bin_end = (self.last_t / self.bin_ns + 1).saturating_mul(self.bin_ns);
+        }
+        t
+    }
+
+    /// Account for time up to `now` (end of run), as [`Occupancy::finish`].
+    pub fn finish(&mut self, now: Time) {
+        let t = self.close_bins(now.as_nanos());
+        let [p, b] = self.value;
+        self.step(t, p, b);
+    }
+
+    /// Gauge `k` (0: packets, 1: bytes) as an [`Occupancy`].
+    pub fn occupancy(&self, k: usize) -> Occupancy {
+        Occupancy {
+            bin_ns: self.bin_ns,
+            bin_end: self.bin_end,
+            last_t: self.last_t,
+            value: self.value[k],
+            bin_area: self.bin_area[k],
+            total_area: self.total_area[k],
+            max: self.max[k],
+            series: self.series[k].clone(),
+        }
     }
 }
 
@@ -812,6 +909,48 @@ mod tests {
         );
         assert_eq!(o.mean(), 3.0);
         assert_eq!(o.max(), 4);
+    }
+
+    proptest::proptest! {
+        /// The gauge pair is two [`Occupancy`] gauges set together, bit for bit, with
+        /// zero-to-zero changes skipped as the simulator skipped them before the pair.
+        #[test]
+        fn queue_gauges_are_two_occupancies(
+            bin_ns in 1_000u64..2_000_000,
+            steps in proptest::collection::vec(
+                (0u64..3_000_000, 0u64..4, 0u64..5000, proptest::bool::ANY), 1..80),
+        ) {
+            let w = Duration::from_nanos(bin_ns);
+            let (mut a, mut b, mut g) = (Occupancy::new(w), Occupancy::new(w), QueueGauges::new(w));
+            let mut t = 0u64;
+            for (dt, n, bytes, back) in steps {
+                // Forward in time, or back (clamped, as `advance` does); with the shortest
+                // bins, far enough to coarsen the series (past MAX_BINS bins).
+                t = if back { t.saturating_sub(dt / 4) } else { t + dt };
+                let (n, bytes) = if n == 0 { (0, 0) } else { (n, bytes) };
+                let now = Time::from_nanos(t);
+                if !(n == 0 && a.current() == 0 && b.current() == 0) {
+                    a.set(now, n);
+                    b.set(now, bytes);
+                }
+                g.set(now, n, bytes);
+            }
+            let end = Time::from_nanos(t + 1_000_000);
+            a.finish(end);
+            b.finish(end);
+            g.finish(end);
+            for (o, k) in [(&a, 0), (&b, 1)] {
+                let p = g.occupancy(k);
+                proptest::prop_assert_eq!(
+                    (o.bin_ns, o.bin_end, o.last_t, o.value, o.max),
+                    (p.bin_ns, p.bin_end, p.last_t, p.value, p.max)
+                );
+                proptest::prop_assert_eq!(o.bin_area.to_bits(), p.bin_area.to_bits());
+                proptest::prop_assert_eq!(o.total_area.to_bits(), p.total_area.to_bits());
+                let bits = |s: &[f64]| s.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                proptest::prop_assert_eq!(bits(&o.series), bits(&p.series));
+            }
+        }
     }
 
     #[test]

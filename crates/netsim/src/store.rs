@@ -49,6 +49,15 @@ impl PacketStore {
     }
 }
 
+impl PacketStore {
+    /// Heap bytes held: a slot for each of the most packets ever in the network at once, and
+    /// the free list.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * size_of::<Option<Packet>>()
+            + self.free.capacity() * size_of::<u32>()
+    }
+}
+
 impl std::ops::Index<u32> for PacketStore {
     type Output = Packet;
     #[inline]

@@ -43,7 +43,7 @@ const PAGES: usize = SLOTS / PAGE;
 const _: () = assert!(PAGES < u16::MAX as usize && SLOTS < u32::MAX as usize);
 
 /// Delay histogram with HDR (3 significant digits, 1 µs) buckets and lazily paged counts.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct DelayHistogram {
     /// Page number → 1 + its position in `pages`; 0 when the page was never touched.
     table: Vec<u16>,
@@ -78,7 +78,8 @@ impl DelayHistogram {
     /// Record one sample of value `v` (ns).
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.record_n(v, 1);
+        self.add_one(v);
+        self.total = self.total.saturating_add(1);
     }
 
     /// Record `n` samples of value `v` (ns).
@@ -97,6 +98,29 @@ impl DelayHistogram {
             self.carry(slot, sum >> 32);
         }
         self.total = self.total.saturating_add(n);
+    }
+
+    /// Count one sample of value `v` without counting it in [`DelayHistogram::len`]: for
+    /// callers that count samples themselves and give the total with `set_len`.
+    #[inline(always)]
+    pub(crate) fn add_one(&mut self, v: u64) {
+        let slot = slot_of(v);
+        let page = slot >> PAGE_BITS;
+        let at = match self.table.get(page) {
+            Some(&p) if p != 0 => usize::from(p) - 1,
+            _ => self.new_page(page),
+        };
+        let c = &mut self.pages[at][slot & (PAGE - 1)];
+        let wrapped;
+        (*c, wrapped) = c.overflowing_add(1);
+        if wrapped {
+            self.carry(slot, 1);
+        }
+    }
+
+    /// Set the samples recorded (after [`DelayHistogram::add_one`]).
+    pub(crate) fn set_len(&mut self, n: u64) {
+        self.total = n;
     }
 
     /// Allocate page `page` (first touch) and return its position in `pages`.
