@@ -76,21 +76,37 @@ pub fn prediction_interval(m: &MeanCi) -> Option<[f64; 2]> {
     Some([m.mean - h, m.mean + h])
 }
 
+/// Whether `baseline` can serve scenario `name` with `flows` (in order); the error, naming
+/// `file` and `what` (where the flows come from), says what differs.
+pub fn same_flows(
+    baseline: &Comparison,
+    name: &str,
+    flows: &[&str],
+    file: &str,
+    what: &str,
+) -> Result<(), String> {
+    let theirs: Vec<&str> = baseline
+        .counterparts
+        .iter()
+        .map(|f| f.flow.as_str())
+        .collect();
+    if baseline.name == name && theirs == flows {
+        return Ok(());
+    }
+    Err(format!(
+        "{file}: the baseline is scenario `{}` with flows {}; {what} is `{name}` with flows {}: \
+         a baseline must be the same scenario with the same flows",
+        baseline.name,
+        theirs.join(", "),
+        flows.join(", ")
+    ))
+}
+
 /// Hold `batch`'s real runs against `baseline`'s, over the flows and metrics of `batch`'s
 /// table. The two must be the same scenario with the same flows, in the same order.
 pub fn check(baseline: &Comparison, batch: &Comparison, file: &str) -> Result<Spread, String> {
-    let names = |c: &Comparison| c.counterparts.iter().map(|f| f.flow.clone()).collect();
-    let (a, b): (Vec<String>, Vec<String>) = (names(baseline), names(batch));
-    if baseline.name != batch.name || a != b {
-        return Err(format!(
-            "{file}: the baseline is scenario `{}` with flows {}; this one is `{}` with flows {}: \
-             a baseline must be the same scenario with the same flows",
-            baseline.name,
-            a.join(", "),
-            batch.name,
-            b.join(", ")
-        ));
-    }
+    let b: Vec<&str> = batch.counterparts.iter().map(|f| f.flow.as_str()).collect();
+    same_flows(baseline, &batch.name, &b, file, "this batch")?;
     let mut rows = Vec::new();
     for r in &batch.rows {
         let Some(i) = b.iter().position(|n| *n == r.flow) else {
@@ -281,5 +297,9 @@ mod tests {
             e.contains("q.json") && e.contains("`s`") && e.contains("`t`"),
             "{e}"
         );
+        // Same scenario, other flows (a scenario file changed since the baseline ran).
+        let e = same_flows(&a, "s", &["a", "c"], "q.json", "s.toml").unwrap_err();
+        assert!(e.contains("flows a, b") && e.contains("flows a, c"), "{e}");
+        assert!(same_flows(&a, "s", &["a", "b"], "q.json", "s.toml").is_ok());
     }
 }

@@ -101,19 +101,13 @@ pub fn run(args: &Args<'_>) -> anyhow::Result<ExitCode> {
         for (s, _) in &scenarios {
             let flows: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
             let found = b.scenario(&s.name, bpath).and_then(|c| {
-                let theirs: Vec<&str> = c.counterparts.iter().map(|f| f.flow.as_str()).collect();
-                if theirs == flows {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "{}: its `{}` has flows {}; {} has {}: a baseline must run the same flows",
-                        bpath.display(),
-                        s.name,
-                        theirs.join(", "),
-                        s.file,
-                        flows.join(", ")
-                    ))
-                }
+                realnet::baseline::same_flows(
+                    c,
+                    &s.name,
+                    &flows,
+                    &bpath.display().to_string(),
+                    &s.file,
+                )
             });
             if let Err(e) = found {
                 eprintln!("error: {e}");
