@@ -1099,12 +1099,8 @@ impl<M: Metering> Simulator<M> {
     fn end_deferred_tx(&mut self, l: usize) {
         let link = &mut self.links[l];
         link.tx = Tx::Idle;
-        // What `on_tx_done` → `start_tx` does at the end with nothing queued: RED starts its
-        // idle period (a DropTail's empty dequeue does nothing).
-        if let Some(red) = link.queue.as_red_mut() {
-            let _none = red.dequeue(link.busy_until.time);
-            debug_assert!(_none.is_none());
-        }
+        // What `on_tx_done` → `start_tx` does at the end with nothing queued.
+        link.queue.went_idle(link.busy_until.time);
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.

@@ -223,11 +223,13 @@ impl<P: Queued> Queue<P> {
         }
     }
 
-    /// The RED state, to change.
-    pub(crate) fn as_red_mut(&mut self) -> Option<&mut Red<P>> {
-        match self {
-            Queue::Red(r) => Some(r),
-            Queue::DropTail(_) => None,
+    /// The link went idle at `now` with nothing waiting: what an empty dequeue at the end of
+    /// a transmission does (RED starts its idle period; DropTail has nothing to do), without
+    /// a dequeue's work for the disciplines that ignore it.
+    pub(crate) fn went_idle(&mut self, now: Time) {
+        if let Queue::Red(r) = self {
+            let _none = r.dequeue(now);
+            debug_assert!(_none.is_none(), "went_idle with packets waiting");
         }
     }
 }
