@@ -340,7 +340,7 @@ impl Metering for FullStats {
         sim.run_loop(until)
     }
     fn advance(sim: &mut Simulator<Self>, until: Time) -> Result<(), SimError> {
-        sim.event_loop(until)
+        sim.run_events(until)
     }
 }
 
@@ -351,7 +351,7 @@ impl Metering for CountersOnly {
         sim.run_loop(until)
     }
     fn advance(sim: &mut Simulator<Self>, until: Time) -> Result<(), SimError> {
-        sim.event_loop(until)
+        sim.run_events(until)
     }
 }
 
@@ -399,6 +399,7 @@ pub struct Simulator<M: Metering = FullStats> {
     events: u64,
     hops: u64,
     stats: StatsConfig,
+    /// Set by the builder only: `run_events` picks the traced or the untraced event loop by it.
     tracer: Option<Tracer>,
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
@@ -622,7 +623,7 @@ impl<M: Metering> Simulator<M> {
     }
 
     fn run_loop(&mut self, until: Time) -> Result<RunResults, SimError> {
-        self.event_loop(until)?;
+        self.run_events(until)?;
         let until_secs = secs(until);
         // Deferred transmission ends the loop above would have run.
         for l in 0..self.links.len() {
@@ -644,8 +645,19 @@ impl<M: Metering> Simulator<M> {
         Ok(self.results())
     }
 
+    /// Run the events due before `until`, with the event loop compiled for tracing or not:
+    /// whether a run traces is known before its first event, so the loop tests it once here
+    /// rather than at every enqueue, dequeue and receive (`TRACE` reaches `trace_slot`).
+    fn run_events(&mut self, until: Time) -> Result<(), SimError> {
+        if self.tracer.is_some() {
+            self.event_loop::<true>(until)
+        } else {
+            self.event_loop::<false>(until)
+        }
+    }
+
     #[inline(always)]
-    fn event_loop(&mut self, until: Time) -> Result<(), SimError> {
+    fn event_loop<const TRACE: bool>(&mut self, until: Time) -> Result<(), SimError> {
         let until_secs = secs(until);
         // Stop at `until`, but run an event NS-2's double clock puts just before it (a CBR
         // timer at 4.9999999999 s rounds to 5 s here). As the rounding is monotone, that is
@@ -662,7 +674,7 @@ impl<M: Metering> Simulator<M> {
                 });
             }
             self.events += 1;
-            self.dispatch(key, ev);
+            self.dispatch::<TRACE>(key, ev);
             if let Some(e) = self.stuck.take() {
                 return Err(e);
             }
@@ -672,22 +684,22 @@ impl<M: Metering> Simulator<M> {
 
     /// Inlined into the event loop: it runs once per event.
     #[inline(always)]
-    fn dispatch(&mut self, key: Key, ev: Event) {
+    fn dispatch<const TRACE: bool>(&mut self, key: Key, ev: Event) {
         match ev {
-            Event::TxDone(l) => self.on_tx_done(l as usize, key),
-            Event::Arrive(s) => self.on_arrive(s),
-            Event::Timer(t) => self.on_timer(t as usize, key),
+            Event::TxDone(l) => self.on_tx_done::<TRACE>(l as usize, key),
+            Event::Arrive(s) => self.on_arrive::<TRACE>(s),
+            Event::Timer(t) => self.on_timer::<TRACE>(t as usize, key),
             Event::FlowStart(f) => {
                 let f = f as usize;
-                self.call_agent(2 * f + 1, |a, ctx| a.on_start(ctx));
-                self.call_agent(2 * f, |a, ctx| a.on_start(ctx));
+                self.call_agent::<TRACE>(2 * f + 1, |a, ctx| a.on_start(ctx));
+                self.call_agent::<TRACE>(2 * f, |a, ctx| a.on_start(ctx));
             }
-            Event::FlowStop(f) => self.call_agent(2 * f as usize, |a, ctx| a.on_stop(ctx)),
+            Event::FlowStop(f) => self.call_agent::<TRACE>(2 * f as usize, |a, ctx| a.on_stop(ctx)),
             Event::LinkState(i) => self.on_link_change(i as usize),
             Event::Sample => self.on_sample(),
-            Event::Egress(a) => self.on_stage_done(a as usize, key, true),
-            Event::Ingress(a) => self.on_stage_done(a as usize, key, false),
-            Event::Node(n) => self.on_node_done(n as usize, key),
+            Event::Egress(a) => self.on_stage_done::<TRACE>(a as usize, key, true),
+            Event::Ingress(a) => self.on_stage_done::<TRACE>(a as usize, key, false),
+            Event::Node(n) => self.on_node_done::<TRACE>(n as usize, key),
         }
     }
 
@@ -700,7 +712,11 @@ impl<M: Metering> Simulator<M> {
     /// Calls do not nest: what an agent sends enters the network at its own node, and reaches
     /// an agent (the peer, at another node) only through a link's or host stage's event.
     #[inline]
-    fn call_agent(&mut self, idx: usize, f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>)) {
+    fn call_agent<const TRACE: bool>(
+        &mut self,
+        idx: usize,
+        f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>),
+    ) {
         debug_assert!(
             self.sent.is_empty() && self.reqs.is_empty(),
             "nested agent call"
@@ -729,7 +745,7 @@ impl<M: Metering> Simulator<M> {
         if !self.sent.is_empty() {
             for i in 0..self.sent.len() {
                 let id = self.sent[i];
-                self.inject(idx, id);
+                self.inject::<TRACE>(idx, id);
             }
             self.sent.clear();
         }
@@ -747,7 +763,7 @@ impl<M: Metering> Simulator<M> {
     }
 
     /// Timer `ti`'s event popped: expire it, or re-queue it if it was re-armed later.
-    fn on_timer(&mut self, ti: usize, key: Key) {
+    fn on_timer<const TRACE: bool>(&mut self, ti: usize, key: Key) {
         let Some(timer) = self.timers.get_mut(ti) else {
             return;
         };
@@ -772,7 +788,7 @@ impl<M: Metering> Simulator<M> {
                     slot.stuck = (now, 0);
                 }
                 let id = TimerId((ti - slot.timer_base as usize) as u8);
-                self.call_agent(idx, |a, ctx| a.on_timer(id, ctx));
+                self.call_agent::<TRACE>(idx, |a, ctx| a.on_timer(id, ctx));
             }
         }
     }
@@ -781,7 +797,7 @@ impl<M: Metering> Simulator<M> {
     /// [`AgentCtx::send`]) enters the network at the agent's node, through the host's
     /// outgoing stage.
     #[inline]
-    fn inject(&mut self, idx: usize, id: u32) {
+    fn inject<const TRACE: bool>(&mut self, idx: usize, id: u32) {
         let slot = &self.agents[idx];
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
@@ -810,7 +826,7 @@ impl<M: Metering> Simulator<M> {
             ect,
             ce: false,
         };
-        self.arrive(s, node);
+        self.arrive::<TRACE>(s, node);
     }
 
     /// The route from agent `idx`'s node to `dst`, cached in the agent's slot for the
@@ -866,7 +882,7 @@ impl<M: Metering> Simulator<M> {
     }
 
     /// The head of an agent's host stage is done: send it on, and arm the next.
-    fn on_stage_done(&mut self, idx: usize, key: Key, egress: bool) {
+    fn on_stage_done<const TRACE: bool>(&mut self, idx: usize, key: Key, egress: bool) {
         let Some(slot) = self.agents.get_mut(idx) else {
             return;
         };
@@ -885,9 +901,9 @@ impl<M: Metering> Simulator<M> {
             let node = self.agents[idx].node;
             let mut s = self.unrouted(id);
             s.path = self.agent_path(idx, self.store[id].dst);
-            self.arrive(s, node);
+            self.arrive::<TRACE>(s, node);
         } else {
-            self.hand_over(idx, id);
+            self.hand_over::<TRACE>(idx, id);
         }
     }
 
@@ -898,7 +914,7 @@ impl<M: Metering> Simulator<M> {
     /// `pass`, into each caller (a hop's arrival and an agent's send): the calls cost more
     /// than the work.
     #[inline(always)]
-    fn arrive(&mut self, s: Slot, node: NodeId) {
+    fn arrive<const TRACE: bool>(&mut self, s: Slot, node: NodeId) {
         if !self.node_stages.is_empty() && self.node_stages[node as usize].holds() {
             // The stage holds handles: the packet keeps its TTL, and is routed when it leaves.
             self.store[s.id].ttl = s.ttl;
@@ -908,11 +924,11 @@ impl<M: Metering> Simulator<M> {
             }
             return;
         }
-        self.pass(s, node);
+        self.pass::<TRACE>(s, node);
     }
 
     /// The head of a node's processing delay is ready: send it on, and arm the next.
-    fn on_node_done(&mut self, n: usize, key: Key) {
+    fn on_node_done<const TRACE: bool>(&mut self, n: usize, key: Key) {
         let Some((id, next)) = self.node_stages.get_mut(n).and_then(|s| s.pop(key)) else {
             return;
         };
@@ -920,13 +936,13 @@ impl<M: Metering> Simulator<M> {
             self.push(next, Event::Node(n as u32));
         }
         let s = self.unrouted(id);
-        self.pass(s, n as NodeId);
+        self.pass::<TRACE>(s, n as NodeId);
     }
 
     /// Deliver packet `s`, now processed at `node`, or forward it on the next link of its
     /// route: a hop reads the route's next entry, not the packet or the routing table.
     #[inline(always)]
-    fn pass(&mut self, mut s: Slot, node: NodeId) {
+    fn pass<const TRACE: bool>(&mut self, mut s: Slot, node: NodeId) {
         if !self.paths.current(s.path) {
             // Not routed yet, or routed before the routes last changed.
             s.path = self.route(node, self.store[s.id].dst);
@@ -937,7 +953,7 @@ impl<M: Metering> Simulator<M> {
             self.store[s.id].ttl = s.ttl;
             if next == DELIVER {
                 debug_assert_eq!(node, self.store[s.id].dst);
-                self.deliver(s.id, node);
+                self.deliver::<TRACE>(s.id, node);
             } else {
                 debug_assert_eq!(next, NO_ROUTE);
                 self.drop_id(None, s.id, DropCause::Down);
@@ -949,13 +965,13 @@ impl<M: Metering> Simulator<M> {
                 p.on_forward(&mut self.store[s.id], node);
             }
         }
-        self.enqueue(next as usize, s);
+        self.enqueue::<TRACE>(next as usize, s);
     }
 
     /// Out of line: it ends the cycle agent → send → `arrive` → `pass` → agent, so that the
     /// rest of the hop path inlines.
     #[inline(never)]
-    fn deliver(&mut self, id: u32, node: NodeId) {
+    fn deliver<const TRACE: bool>(&mut self, id: u32, node: NodeId) {
         let pkt = &self.store[id];
         let idx = 2 * pkt.flow as usize + usize::from(pkt.dir == Direction::Forward);
         let Some(agent) = self.agents.get(idx).filter(|a| a.node == node) else {
@@ -967,13 +983,13 @@ impl<M: Metering> Simulator<M> {
             self.enter_stage(idx, id, false);
             return;
         }
-        self.hand_over(idx, id);
+        self.hand_over::<TRACE>(idx, id);
     }
 
     /// Give packet `id` to its destination agent: it is delivered, and leaves the store
     /// (its slot is free for what the agent sends in reply).
     #[inline]
-    fn hand_over(&mut self, idx: usize, id: u32) {
+    fn hand_over<const TRACE: bool>(&mut self, idx: usize, id: u32) {
         let pkt = self.store.remove(id);
         self.in_network -= 1;
         let f = &mut self.flows[pkt.flow as usize];
@@ -989,7 +1005,7 @@ impl<M: Metering> Simulator<M> {
                 m.on_marked(i, self.now);
             }
         }
-        self.call_agent(idx, |a, ctx| a.on_packet(&pkt, ctx));
+        self.call_agent::<TRACE>(idx, |a, ctx| a.on_packet(&pkt, ctx));
     }
 
     /// Drop packet `s`: a mark it got while queued and its TTL reach the packet first.
@@ -1039,8 +1055,8 @@ impl<M: Metering> Simulator<M> {
 
     /// Offer packet `slot` (its cursor at link `l` on its route) to link `l`'s queue.
     #[inline(always)]
-    fn enqueue(&mut self, l: usize, slot: Slot) {
-        self.trace_slot(TraceEvent::Enqueue, l, &slot);
+    fn enqueue<const TRACE: bool>(&mut self, l: usize, slot: Slot) {
+        self.trace_slot::<TRACE>(TraceEvent::Enqueue, l, &slot);
         if !self.links[l].up {
             self.drop_slot(Some(l), slot, DropCause::Down);
             return;
@@ -1051,7 +1067,7 @@ impl<M: Metering> Simulator<M> {
         if link.tx == Tx::Idle && link.queue.passes_through(&slot) {
             // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
             // update (zero to zero) would do is nothing; transmit at once.
-            self.transmit(l, slot);
+            self.transmit::<TRACE>(l, slot);
             return;
         }
         let dropped = link.queue.enqueue(slot, now, &mut link.cold.queue_rng);
@@ -1061,7 +1077,7 @@ impl<M: Metering> Simulator<M> {
         // NS-2 Queue::recv: an idle link takes the packet at once.
         let link = &mut self.links[l];
         match link.tx {
-            Tx::Idle => self.start_tx(l),
+            Tx::Idle => self.start_tx::<TRACE>(l),
             Tx::Deferred => {
                 // A packet now waits: the transmission's end must be an event after all.
                 link.tx = Tx::Queued;
@@ -1118,7 +1134,7 @@ impl<M: Metering> Simulator<M> {
     }
 
     /// The link is free: start the next transmission, if a packet waits.
-    fn start_tx(&mut self, l: usize) {
+    fn start_tx<const TRACE: bool>(&mut self, l: usize) {
         let now = self.now;
         let Some(slot) = self.links[l].queue.dequeue(now) else {
             self.links[l].tx = Tx::Idle;
@@ -1126,7 +1142,7 @@ impl<M: Metering> Simulator<M> {
             return;
         };
         self.note_queue(l);
-        self.transmit(l, slot);
+        self.transmit::<TRACE>(l, slot);
     }
 
     /// A packet leaves a queue: a mark the queue set reaches the packet.
@@ -1141,10 +1157,10 @@ impl<M: Metering> Simulator<M> {
     /// The packet in `slot` left the link's queue: occupy the link for its transmission, then
     /// propagate it.
     #[inline(always)]
-    fn transmit(&mut self, l: usize, mut slot: Slot) {
+    fn transmit<const TRACE: bool>(&mut self, l: usize, mut slot: Slot) {
         let id = self.unslot(slot);
         slot.ce = false;
-        self.trace_slot(TraceEvent::Dequeue, l, &slot);
+        self.trace_slot::<TRACE>(TraceEvent::Dequeue, l, &slot);
         self.hops += 1;
         let size = slot.size;
         let link = &mut self.links[l];
@@ -1193,7 +1209,7 @@ impl<M: Metering> Simulator<M> {
         }
     }
 
-    fn on_tx_done(&mut self, l: usize, key: Key) {
+    fn on_tx_done<const TRACE: bool>(&mut self, l: usize, key: Key) {
         let Some(link) = self.links.get_mut(l) else {
             return;
         };
@@ -1203,13 +1219,13 @@ impl<M: Metering> Simulator<M> {
         if let Some(s) = link.lost_in_tx.take() {
             self.drop_slot(Some(l), s, DropCause::Link);
         }
-        self.start_tx(l);
+        self.start_tx::<TRACE>(l);
     }
 
     /// Packet `s` reaches the far end of the link at its route cursor (a link failure
     /// removes the arrivals of the packets it drops from the scheduler, so every arrival that
     /// pops is live).
-    fn on_arrive(&mut self, mut s: Slot) {
+    fn on_arrive<const TRACE: bool>(&mut self, mut s: Slot) {
         let l = self.paths.entry(s.path) as usize;
         let link = &mut self.links[l];
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
@@ -1227,14 +1243,14 @@ impl<M: Metering> Simulator<M> {
             let notice = link.ttl_expiry.notice(pkt, to, self.now);
             self.drop_slot(Some(l), s, DropCause::Ttl);
             if let Some(n) = notice {
-                self.send_created(n);
+                self.send_created::<TRACE>(n);
             }
             return;
         }
         s.ttl -= 1;
-        self.trace_slot(TraceEvent::Receive, l, &s);
+        self.trace_slot::<TRACE>(TraceEvent::Receive, l, &s);
         s.path += 1;
-        self.arrive(s, to);
+        self.arrive::<TRACE>(s, to);
     }
 
     /// One more packet in the network; past the ceiling the run stops after this event.
@@ -1256,7 +1272,7 @@ impl<M: Metering> Simulator<M> {
     }
 
     /// A packet a policy created enters the network at its source node.
-    fn send_created(&mut self, mut pkt: Packet) {
+    fn send_created<const TRACE: bool>(&mut self, mut pkt: Packet) {
         pkt.uid = self.next_uid;
         self.next_uid += 1;
         self.count_sent();
@@ -1270,7 +1286,7 @@ impl<M: Metering> Simulator<M> {
         let at = pkt.src;
         let id = self.store.insert(pkt);
         let s = self.unrouted(id);
-        self.arrive(s, at);
+        self.arrive::<TRACE>(s, at);
     }
 
     // ---- link failures ------------------------------------------------------------------
@@ -1365,10 +1381,12 @@ impl<M: Metering> Simulator<M> {
         self.schedule(next, Event::Sample);
     }
 
-    /// Trace an event of packet `s` (between nodes: its TTL is in `s`), if tracing is on.
+    /// Trace an event of packet `s` (between nodes: its TTL is in `s`) in a traced run's
+    /// event loop; the untraced loop has no code here.
     #[inline(always)]
-    fn trace_slot(&mut self, ev: TraceEvent, l: usize, s: &Slot) {
-        if self.tracer.is_some() {
+    fn trace_slot<const TRACE: bool>(&mut self, ev: TraceEvent, l: usize, s: &Slot) {
+        if TRACE {
+            debug_assert!(self.tracer.is_some());
             self.store[s.id].ttl = s.ttl;
             self.trace_id(ev, l, s.id, None);
         }
