@@ -360,9 +360,9 @@ impl Level {
 
 /// The scheduler's priority queue: a two-level timing wheel over an arena of event nodes.
 ///
-/// Events are placed by their [`tick`], a monotone integer image of the double time. Level 0
-/// has 8,192 buckets of 3.8 µs covering one 31.25 ms slot of level 1 (the current slot,
-/// `slot`); each bucket is a list sorted by key (earliest at the head), threaded through
+/// Events are placed by their tick (the bit pattern of `secs + 2^20`, which never decreases
+/// as `secs` grows). Level 0 has 8,192 buckets of 3.8 µs covering one 31.25 ms slot of level 1
+/// (the current slot, `slot`); each bucket is a list sorted by key (earliest at the head), threaded through
 /// the arena, so a push is an append or a prepend in the usual cases (the event is the
 /// latest of its bucket, as when many flows start at one instant, or the earliest) and a pop
 /// takes the head of the first non-empty bucket, found with a few bitmap words. Level 1 has
