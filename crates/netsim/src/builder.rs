@@ -524,11 +524,7 @@ impl NetworkBuilder {
                     ),
                     loss: l.cfg.loss.as_ref().map(LossModel::new),
                     tx: Tx::Idle,
-                    busy_until: crate::sched::Key {
-                        time: Time::ZERO,
-                        shadow: 0.0,
-                        seq: 0,
-                    },
+                    busy_until: crate::sched::Key { secs: 0.0, seq: 0 },
                     lost_in_tx: None,
                     up: true,
                     ttl_expiry: self.ttl_expiry,
