@@ -331,17 +331,17 @@ impl TcpSink {
     /// The ECE bit of the ACK of a packet with flags `of` (and `held`, the delayed one), after
     /// updating `ecn_unacked_` from them, in NS-2's order: CWR clears, then CE sets.
     fn ecn_echo(&mut self, of: EcnFlags, held: Option<EcnFlags>) -> bool {
-        let both = [Some(of), held];
-        let flags = both.iter().flatten();
-        if flags.clone().any(|f| f.cwr) {
+        // No held packet counts as one with no flags: it sets none of the tests below.
+        let h = held.unwrap_or_default();
+        if of.cwr || h.cwr {
             self.ecn_unacked = false;
         }
-        if flags.clone().any(|f| f.ect && f.ce) {
+        if (of.ect && of.ce) || (h.ect && h.ce) {
             self.ecn_unacked = true;
         }
-        let mut ece = flags.clone().any(|f| f.ect) && self.ecn_unacked;
+        let mut ece = (of.ect || h.ect) && self.ecn_unacked;
         // ECN negotiation: a non-ECT packet carrying ECE is an ECN-capable sender's SYN.
-        if flags.clone().any(|f| !f.ect && f.ece) {
+        if (!of.ect && of.ece) || (!h.ect && h.ece) {
             ece = true;
         }
         ece
