@@ -15,7 +15,7 @@ use crate::policy::{
     EcnCapability, HostStage, Marking, NodePolicy, NodeStage, ProtectionCost, TtlExpiry,
 };
 use crate::queue::Queue;
-use crate::rng::{stream, Component};
+use crate::rng::{stream, Component, LazyStream};
 use crate::sim::{
     Account, AgentSlot, FlowState, FullStats, Limits, LinkChange, Metering, Simulator,
 };
@@ -526,10 +526,10 @@ impl NetworkBuilder {
                     ttl_expiry: self.ttl_expiry,
                     stats: LinkStats::new(self.stats.bin_width),
                     cold: Box::new(LinkCold {
-                        queue_rng: stream(seed, Component::Queue, i),
-                        loss_rng: stream(seed, Component::LinkLoss, i),
+                        queue_rng: LazyStream::new(seed, Component::Queue, i),
+                        loss_rng: LazyStream::new(seed, Component::LinkLoss, i),
                         wireless: l.cfg.wireless.clone().map(Wireless::new),
-                        wireless_rng: stream(seed, Component::Wireless, i),
+                        wireless_rng: LazyStream::new(seed, Component::Wireless, i),
                     }),
                 };
                 (hot, link)

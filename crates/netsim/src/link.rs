@@ -7,11 +7,11 @@
 //! scheduler (`sim.rs`); a link holds at most one pending "transmission done" event.
 
 use core::time::Duration;
-use rand_chacha::ChaCha8Rng;
 
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::NodeId;
 use crate::queue::{Queue, QueueConfig, Slot};
+use crate::rng::LazyStream;
 use crate::stats::LinkStats;
 use crate::wireless::{Wireless, WirelessConfig};
 
@@ -206,13 +206,14 @@ pub(crate) enum Tx {
     Queued,
 }
 
-/// The parts of a link the per-hop path does not touch.
+/// The parts of a link the per-hop path does not touch. Its random streams are created at
+/// their first draw (most links never draw: a DropTail queue, no loss model, no wireless hop).
 #[derive(Clone, Debug)]
 pub(crate) struct LinkCold {
-    pub queue_rng: ChaCha8Rng,
-    pub loss_rng: ChaCha8Rng,
+    pub queue_rng: LazyStream,
+    pub loss_rng: LazyStream,
     pub wireless: Option<Wireless>,
-    pub wireless_rng: ChaCha8Rng,
+    pub wireless_rng: LazyStream,
 }
 
 /// Serialisation time of `size` bytes at `bandwidth_bps`, rounded to the nearest nanosecond

@@ -4,8 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::{Rng, RngCore};
 
 use crate::packet::{Direction, FlowId, Packet};
 
@@ -87,14 +86,14 @@ impl LossModel {
 
     /// Whether `pkt` is lost. Random models draw from `rng` exactly once per packet (twice for
     /// Gilbert–Elliott: loss, then transition).
-    pub fn lose(&mut self, pkt: &Packet, rng: &mut ChaCha8Rng) -> bool {
+    pub fn lose(&mut self, pkt: &Packet, rng: &mut impl RngCore) -> bool {
         self.lose_key((pkt.flow, pkt.dir, pkt.seq), rng)
     }
 
     /// [`LossModel::lose`] for a packet known only by (flow, direction, sequence number): the
     /// one thing a [`LossConfig::Packets`] list matches on. The link emulator (`netemu`), whose
     /// packets are real datagrams, calls this with what it parsed from their headers.
-    pub fn lose_key(&mut self, key: (FlowId, Direction, i64), rng: &mut ChaCha8Rng) -> bool {
+    pub fn lose_key(&mut self, key: (FlowId, Direction, i64), rng: &mut impl RngCore) -> bool {
         let n = self.seen;
         self.seen += 1;
         match &mut self.kind {
@@ -136,6 +135,7 @@ mod tests {
     use super::*;
     use crate::testing::packet;
     use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     fn pkt(seq: i64) -> Packet {
         Packet {

@@ -8,8 +8,7 @@
 
 use core::time::Duration;
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::{Rng, RngCore};
 
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::Packet;
@@ -73,7 +72,7 @@ impl Wireless {
     }
 
     /// Send `pkt`, whose single transmission takes `tx_ns`.
-    pub fn exchange(&mut self, pkt: &Packet, tx_ns: u64, rng: &mut ChaCha8Rng) -> Exchange {
+    pub fn exchange(&mut self, pkt: &Packet, tx_ns: u64, rng: &mut impl RngCore) -> Exchange {
         let per_attempt = tx_ns.saturating_add(nanos(self.cfg.attempt_overhead));
         let limit = self.cfg.retry_limit.max(1);
         let mut busy = 0u64;
@@ -111,6 +110,7 @@ mod tests {
     use super::*;
     use crate::testing::packet;
     use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn retries_turn_loss_into_delay() {

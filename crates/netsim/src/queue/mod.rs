@@ -8,7 +8,7 @@ pub use red::{
     AdaptiveQ3, AdaptiveRed, Red, RedAverage, RedConfig, RedCounters, RedMaxP, RedThresholds,
 };
 
-use rand_chacha::ChaCha8Rng;
+use rand::RngCore;
 
 use crate::packet::Packet;
 use crate::stats::DropCause;
@@ -133,7 +133,7 @@ impl<P: Queued> Queue<P> {
     }
 
     /// Offer a packet arriving at `now`; returns the packet dropped, if any.
-    pub fn enqueue(&mut self, pkt: P, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped<P>> {
+    pub fn enqueue(&mut self, pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
         match self {
             Queue::DropTail(q) => q.enqueue(pkt),
             Queue::Red(q) => q.enqueue(pkt, now, rng),
@@ -248,6 +248,7 @@ mod tests {
     use super::*;
     use crate::testing::packet;
     use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn droptail_limit_includes_packet_in_transmission() {

@@ -7,8 +7,7 @@
 
 use std::collections::VecDeque;
 
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::{Rng, RngCore};
 
 use super::Dropped;
 use super::Queued;
@@ -572,7 +571,7 @@ impl<P: Queued> Red<P> {
     }
 
     /// NS-2 drop_early: true to drop; an ECN-capable packet may be marked instead.
-    fn drop_early(&mut self, pkt: &mut P, rng: &mut ChaCha8Rng) -> bool {
+    fn drop_early(&mut self, pkt: &mut P, rng: &mut impl RngCore) -> bool {
         let p1 = self.base_p();
         let p = self.spaced_p(p1, pkt.size());
         let u: f64 = rng.gen();
@@ -590,7 +589,7 @@ impl<P: Queued> Red<P> {
     }
 
     /// Offer a packet at `now`; returns the packet dropped, if any (REDQueue::enque).
-    pub fn enqueue(&mut self, mut pkt: P, now: Time, rng: &mut ChaCha8Rng) -> Option<Dropped<P>> {
+    pub fn enqueue(&mut self, mut pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
         let mut m: i64 = 0;
         let after_idle = self.idle;
         if self.idle {
@@ -719,6 +718,7 @@ mod tests {
     use super::*;
     use crate::testing::packet;
     use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     #[test]
     fn auto_parameters_match_ns2_examples() {
