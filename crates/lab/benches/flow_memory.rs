@@ -11,12 +11,15 @@
 //! off; what scales with packets on the wire elsewhere (queue rings, pending arrival events)
 //! stays in, so the figure errs high. Per flow is the slope between two flow counts.
 //!
+//! Both meterings are measured: every statistic (what `run` reports: each flow's delay
+//! histograms and time series grow with the traffic) and counters only (`bench --counters-only`).
+//!
 //! `cargo bench -p lab --bench flow_memory` (a few seconds; nothing is asserted). Results are in
 //! `docs/performance.md`, "Third round".
 
 use lab::bench::grid::{Case, Mix};
 use lab::runner::{build_with, RunOptions};
-use netsim::{FullStats, Time};
+use netsim::{CountersOnly, FullStats, Metering, Time};
 use scenario::Scenario;
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -36,7 +39,7 @@ struct Point {
     store: i64,
 }
 
-fn measure(flows: usize) -> Point {
+fn measure<M: Metering>(flows: usize) -> Point {
     let case = Case {
         flows,
         bandwidth_bps: 1e9,
@@ -45,7 +48,7 @@ fn measure(flows: usize) -> Point {
     };
     let s = Scenario::from_str(&case.toml()).expect("a scaling-suite scenario is valid");
     let base = live();
-    let (mut sim, _) = build_with::<FullStats>(&s, &RunOptions::default()).expect("it builds");
+    let (mut sim, _) = build_with::<M>(&s, &RunOptions::default()).expect("it builds");
     let built = live() - base;
     let until = Time::from_nanos(u64::try_from(s.duration.as_nanos()).expect("10 s"));
     sim.advance(until).expect("it runs");
@@ -61,8 +64,14 @@ fn measure(flows: usize) -> Point {
 }
 
 fn main() {
-    let points: Vec<Point> = [1, 10, 100, 1000].into_iter().map(measure).collect();
+    report::<FullStats>("every statistic");
+    report::<CountersOnly>("counters only");
+}
+
+fn report<M: Metering>(metering: &str) {
+    let points: Vec<Point> = [1, 10, 100, 1000].into_iter().map(measure::<M>).collect();
     let kib = |b: f64| b / 1024.0;
+    println!("{metering}:");
     println!("flows  built KiB  after 10 s KiB  packet store KiB  beyond store KiB");
     for p in &points {
         println!(

@@ -34,9 +34,11 @@
 //! # Packets
 //!
 //! [`AgentCtx::packet`] fills in a packet's addressing (flow, direction, nodes), its creation
-//! time and the current TTL; [`AgentCtx::send`] puts it straight into the simulator's packet
-//! store. The simulator numbers it (its `uid`, in send order) and routes it when the call
-//! returns. A received packet is lent to [`Agent::on_packet`]; copy out what must be kept.
+//! time and the current TTL; [`AgentCtx::send`] puts it into the simulator's packet store, and
+//! [`AgentCtx::send_packet`] does both at once, writing the packet where it will stay. The
+//! simulator numbers it (its `uid`, in send order) and routes it when the call returns. A
+//! received packet is lent to [`Agent::on_packet`] where it lies in the store (its slot is
+//! freed when the call returns); copy out what must be kept.
 //!
 //! # Adding an agent
 //!
@@ -85,7 +87,7 @@ pub use harness::AgentHarness;
 
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind, DEFAULT_TTL};
 use crate::sched::Key;
-use crate::store::PacketStore;
+use crate::store::Outbox;
 use crate::Time;
 
 /// One of an agent's timers: `0 ..` [`Agent::timers`]. Agents name theirs as constants, e.g.
@@ -203,7 +205,7 @@ pub struct AgentCtx<'a> {
     peer: NodeId,
     ttl: u8,
     rng: &'a mut ChaCha8Rng,
-    store: &'a mut PacketStore,
+    out: Outbox<'a>,
     next_uid: &'a mut u64,
     sent: &'a mut Vec<u32>,
     timers: &'a [TimerSlot],
@@ -212,7 +214,7 @@ pub struct AgentCtx<'a> {
 
 impl<'a> AgentCtx<'a> {
     /// A context for the agent of `flow` at `node` whose peer is at `peer`; packets it sends
-    /// go in direction `dir`, into `store` (numbered from `next_uid`), their handles into
+    /// go in direction `dir`, into `out` (numbered from `next_uid`), their handles into
     /// `sent`; its timers are `timers` and changes to them go into `reqs`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -222,7 +224,7 @@ impl<'a> AgentCtx<'a> {
         node: NodeId,
         peer: NodeId,
         rng: &'a mut ChaCha8Rng,
-        store: &'a mut PacketStore,
+        out: Outbox<'a>,
         next_uid: &'a mut u64,
         sent: &'a mut Vec<u32>,
         timers: &'a [TimerSlot],
@@ -236,7 +238,7 @@ impl<'a> AgentCtx<'a> {
             peer,
             ttl: DEFAULT_TTL,
             rng,
-            store,
+            out,
             next_uid,
             sent,
             timers,
@@ -311,10 +313,52 @@ impl<'a> AgentCtx<'a> {
         pkt.flow = self.flow;
         pkt.dir = self.dir;
         pkt.src = self.node;
-        pkt.uid = *self.next_uid;
-        *self.next_uid += 1;
-        let id = self.store.insert(pkt);
+        pkt.uid = self.take_uid();
+        let id = self.out.put(pkt);
         self.sent.push(id);
+    }
+
+    /// `send(packet(kind, size, payload, seq, header))` with the packet written straight into
+    /// its slot in the store instead of being built and then copied there (136 bytes, on the
+    /// hot path of every agent that answers every packet). Returns it, for fields set before
+    /// the call returns (e.g. `ect`).
+    #[inline]
+    pub fn send_packet(
+        &mut self,
+        kind: PacketKind,
+        size: u32,
+        payload: u32,
+        seq: i64,
+        header: Header,
+    ) -> &mut Packet {
+        let uid = self.take_uid();
+        let (id, p) = self.out.slot();
+        self.sent.push(id);
+        p.uid = uid;
+        p.flow = self.flow;
+        p.dir = self.dir;
+        p.src = self.node;
+        p.dst = self.peer;
+        p.kind = kind;
+        p.size = size;
+        p.payload = payload;
+        p.seq = seq;
+        p.sent_at = self.now;
+        p.ttl = self.ttl;
+        p.initial_ttl = self.ttl;
+        p.ect = false;
+        p.ce = false;
+        p.protected = false;
+        p.exposed = false;
+        p.header.overwrite(header);
+        p
+    }
+
+    #[inline]
+    fn take_uid(&mut self) -> u64 {
+        let uid = *self.next_uid;
+        *self.next_uid += 1;
+        uid
     }
 
     /// Arm `timer` to expire at `at` (re-arming it if it is armed). Panics if the agent has

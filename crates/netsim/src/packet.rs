@@ -146,6 +146,28 @@ pub enum Header {
     },
 }
 
+impl Header {
+    /// Overwrite this header (a reused store slot's) with `new`. Only a media feedback header
+    /// owns memory; any other is forgotten rather than dropped, which spares every send an
+    /// out-of-line call to the enum's drop glue.
+    #[inline]
+    pub(crate) fn overwrite(&mut self, new: Header) {
+        // Forgetting is only right for payloads without drop glue.
+        const _: () = assert!(
+            !std::mem::needs_drop::<TcpHeader>()
+                && !std::mem::needs_drop::<tfrc::DataHeader>()
+                && !std::mem::needs_drop::<tfrc::Feedback>()
+                && !std::mem::needs_drop::<MediaData>()
+        );
+        let old = std::mem::replace(self, new);
+        if let Header::MediaFeedback(f) = old {
+            drop(f);
+        } else {
+            std::mem::forget(old);
+        }
+    }
+}
+
 /// What a media packet carries: the frame it belongs to (`crates/media`, what RTP's timestamp
 /// and marker bit tell a receiver) and the header of the flow's congestion controller.
 #[derive(Clone, Copy, Debug, PartialEq)]

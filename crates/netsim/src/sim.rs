@@ -30,7 +30,7 @@ use crate::sched::{time_from_secs, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
-use crate::store::PacketStore;
+use crate::store::{PacketStore, NONE_LENT};
 use crate::trace::{TraceEvent, TraceLine, Tracer};
 use crate::Time;
 
@@ -709,6 +709,18 @@ impl<M: Metering> Simulator<M> {
         idx: usize,
         f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>),
     ) {
+        self.call_agent_lending::<TRACE>(idx, NONE_LENT, |a, _, ctx| f(a, ctx));
+    }
+
+    /// [`Simulator::call_agent`], lending the agent packet `lent` (or [`NONE_LENT`]) where it
+    /// lies in the store, and freeing its slot when the call returns.
+    #[inline]
+    fn call_agent_lending<const TRACE: bool>(
+        &mut self,
+        idx: usize,
+        lent: u32,
+        f: impl FnOnce(&mut AnyAgent, Option<&Packet>, &mut AgentCtx<'_>),
+    ) {
         debug_assert!(
             self.sent.is_empty() && self.reqs.is_empty(),
             "nested agent call"
@@ -719,6 +731,7 @@ impl<M: Metering> Simulator<M> {
         let base = slot.timer_base as usize;
         let timers = &self.timers[base..base + usize::from(slot.timer_count)];
         {
+            let (out, pkt) = self.store.lend(lent);
             let mut ctx = AgentCtx::new(
                 self.now,
                 slot.flow,
@@ -726,13 +739,17 @@ impl<M: Metering> Simulator<M> {
                 slot.node,
                 slot.peer,
                 &mut slot.rng,
-                &mut self.store,
+                out,
                 &mut self.next_uid,
                 &mut self.sent,
                 timers,
                 &mut self.reqs,
             );
-            f(&mut slot.agent, &mut ctx);
+            f(&mut slot.agent, pkt, &mut ctx);
+        }
+        self.store.settle();
+        if lent != NONE_LENT {
+            self.store.free(lent);
         }
         if !self.sent.is_empty() {
             for i in 0..self.sent.len() {
@@ -977,16 +994,16 @@ impl<M: Metering> Simulator<M> {
         self.hand_over::<TRACE>(idx, id);
     }
 
-    /// Give packet `id` to its destination agent: it is delivered, and leaves the store
-    /// (its slot is free for what the agent sends in reply).
+    /// Give packet `id` to its destination agent: it is delivered, read where it lies, and
+    /// leaves the store when the agent returns.
     #[inline]
     fn hand_over<const TRACE: bool>(&mut self, idx: usize, id: u32) {
-        let pkt = self.store.remove(id);
         self.in_network -= 1;
+        let pkt = &self.store[id];
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
-        if M::FLOWS && metered(&pkt) {
+        if M::FLOWS && metered(pkt) {
             let (i, m) = (2 * pkt.flow as usize + d, &mut self.meters);
             m.on_delivered(i, self.now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
@@ -996,7 +1013,11 @@ impl<M: Metering> Simulator<M> {
                 m.on_marked(i, self.now);
             }
         }
-        self.call_agent::<TRACE>(idx, |a, ctx| a.on_packet(&pkt, ctx));
+        self.call_agent_lending::<TRACE>(idx, id, |a, pkt, ctx| {
+            if let Some(pkt) = pkt {
+                a.on_packet(pkt, ctx);
+            }
+        });
     }
 
     /// Drop packet `s`: a mark it got while queued and its TTL reach the packet first.

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Agent, AgentCtx, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::packet::{Direction, NodeId, Packet};
-use crate::store::PacketStore;
+use crate::store::{PacketStore, NONE_LENT};
 use crate::Time;
 
 /// One agent driven by hand, without a network: its calls get an [`AgentCtx`] whose packets
@@ -77,7 +77,7 @@ impl<A: Agent> AgentHarness<A> {
                 self.node,
                 self.peer,
                 &mut self.rng,
-                &mut self.store,
+                self.store.lend(NONE_LENT).0,
                 &mut self.next_uid,
                 &mut self.sent,
                 &self.timers,
@@ -89,8 +89,16 @@ impl<A: Agent> AgentHarness<A> {
             let slot = &mut self.timers[usize::from(r.id)];
             slot.apply(r.at, self.now, now_secs, &mut self.seq);
         }
+        self.store.settle();
         let store = &mut self.store;
-        self.sent.drain(..).map(|id| store.remove(id)).collect()
+        self.sent
+            .drain(..)
+            .map(|id| {
+                let pkt = store[id].clone();
+                store.free(id);
+                pkt
+            })
+            .collect()
     }
 
     /// The flow starts.

@@ -351,8 +351,7 @@ impl TcpSink {
         };
         // Each SACK block adds 8 bytes (two 4-byte edges), as NS-2 counts it.
         let size = self.cfg.ack_size.saturating_add(8 * sack.len() as u32);
-        let pkt = ctx.packet(PacketKind::Ack, size, 0, seqno, Header::Tcp(hdr));
-        ctx.send(pkt);
+        ctx.send_packet(PacketKind::Ack, size, 0, seqno, Header::Tcp(hdr));
         self.last_ack_sent = seqno;
         self.stats.acks_sent += 1;
     }

@@ -630,9 +630,8 @@ impl TcpSender {
             cwr,
             ..TcpHeader::default()
         });
-        let mut pkt = ctx.packet(PacketKind::Tcp, size, payload, seqno, header);
-        pkt.ect = self.cfg.ecn && !first;
-        ctx.send(pkt);
+        ctx.send_packet(PacketKind::Tcp, size, payload, seqno, header)
+            .ect = self.cfg.ecn && !first;
         self.stats.packets_sent += 1;
         self.stats.payload_bytes_sent += u64::from(payload);
         if seqno > self.maxseq {
