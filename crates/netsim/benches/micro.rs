@@ -33,8 +33,7 @@ fn steps(n: usize) -> Vec<u64> {
 
 fn key(t: u64, seq: u64) -> Key {
     Key {
-        time: Time::from_nanos(t),
-        shadow: t as f64 / 1e9,
+        secs: t as f64 / 1e9,
         seq,
     }
 }
@@ -58,7 +57,7 @@ fn scheduler(c: &mut Criterion) {
                 let (k, e) = q.pop().unwrap_or((key(0, 0), 0));
                 i = (i + 1) & (steps.len() - 1);
                 seq += 1;
-                q.push(key(k.time.as_nanos() + steps[i], seq), black_box(e));
+                q.push(key(k.time().as_nanos() + steps[i], seq), black_box(e));
             })
         });
         g.bench_with_input(
@@ -76,7 +75,7 @@ fn scheduler(c: &mut Criterion) {
                     let (k, e) = q.pop().unwrap_or((key(0, 0), 0));
                     i = (i + 1) & (steps.len() - 1);
                     seq += 1;
-                    q.push(key(k.time.as_nanos() + steps[i], seq), black_box(e));
+                    q.push(key(k.time().as_nanos() + steps[i], seq), black_box(e));
                 })
             },
         );
@@ -98,7 +97,7 @@ fn scheduler(c: &mut Criterion) {
                     i = (i + 1) & (steps.len() - 1);
                     seq += 1;
                     q.push(Reverse((
-                        key(k.time.as_nanos() + steps[i], seq),
+                        key(k.time().as_nanos() + steps[i], seq),
                         black_box(e),
                     )));
                 })

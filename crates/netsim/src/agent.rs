@@ -86,7 +86,7 @@ pub mod harness;
 pub use harness::AgentHarness;
 
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind, DEFAULT_TTL};
-use crate::sched::Key;
+use crate::sched::{secs_of, time_from_secs, Key};
 use crate::store::Outbox;
 use crate::Time;
 
@@ -132,7 +132,7 @@ impl TimerSlot {
     ///
     /// The request's time is NS-2's double when the agent gave one that rounds to the
     /// nanosecond time, else the nanosecond time's own value; a deadline not after `now`
-    /// expires at the current event's time. A deadline equal (in both times) to the armed one
+    /// expires at the current event's time. A deadline equal (as a double) to the armed one
     /// keeps its sequence number, as the simulator's single per-agent wake-up always did.
     #[inline]
     pub fn apply(
@@ -146,24 +146,26 @@ impl TimerSlot {
             self.armed = None;
             return None;
         };
-        let (time, shadow) = if t <= now {
-            (now, now_secs)
+        let secs = if t <= now {
+            now_secs
         } else if secs.is_finite() && Time::from_secs_f64(secs) == t {
-            (t, secs)
+            secs
         } else {
-            (t, t.as_nanos() as f64 / 1e9)
+            secs_of(t)
         };
+        // The double rounds to the deadline (or now): the expiry runs at it, not before
+        // (`secs_of` may take a later nanosecond only past 2^50 ns).
+        debug_assert!(
+            time_from_secs(secs) == t.max(now) || (t > now && t.as_nanos() >= 1 << 50),
+            "{secs} s for {t:?}"
+        );
         if self
             .armed
-            .is_some_and(|k| k.time == time && k.shadow.to_bits() == shadow.to_bits())
+            .is_some_and(|k| k.secs.to_bits() == secs.to_bits())
         {
             return None;
         }
-        let key = Key {
-            time,
-            shadow,
-            seq: *seq,
-        };
+        let key = Key { secs, seq: *seq };
         *seq += 1;
         self.armed = Some(key);
         if self.queued.is_none_or(|q| q > key) {
@@ -397,7 +399,7 @@ impl<'a> AgentCtx<'a> {
                 // change to make.
                 let armed = self.timers[usize::from(timer.0)].armed;
                 if t > self.now
-                    && armed.is_some_and(|k| k.time == t && k.shadow == t.as_nanos() as f64 / 1e9)
+                    && armed.is_some_and(|k| k.secs == secs_of(t))
                     && self.untouched(timer)
                 {
                     return;
@@ -419,7 +421,7 @@ impl<'a> AgentCtx<'a> {
         if let Some(r) = self.reqs.iter().rev().find(|r| r.id == timer.0) {
             return r.at.map(|(t, _)| t);
         }
-        self.timers[usize::from(timer.0)].armed.map(|k| k.time)
+        self.timers[usize::from(timer.0)].armed.map(|k| k.time())
     }
 
     #[inline]

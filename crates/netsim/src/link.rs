@@ -150,11 +150,7 @@ impl LinkHot {
     /// The hot record of an idle, up link.
     pub fn new(to: NodeId, cfg: &LinkConfig, queue: &Queue<Slot>) -> LinkHot {
         LinkHot {
-            busy_until: crate::sched::Key {
-                time: crate::Time::ZERO,
-                shadow: 0.0,
-                seq: 0,
-            },
+            busy_until: crate::sched::Key { secs: 0.0, seq: 0 },
             bandwidth_f64: cfg.bandwidth_bps as f64,
             delay_secs: cfg.delay.as_secs_f64(),
             tx_packets: 0,

@@ -248,24 +248,19 @@ impl HostStage {
     }
 
     /// Queue packet `id`: it is ready one cost (none unless `protected`) after the packet
-    /// ahead of it, or after `now` (`now_secs` in NS-2's double clock); `seq` orders its
-    /// event. Returns the key to schedule when it is at the head.
+    /// ahead of it, or after now (`now_secs`, NS-2's double clock); `seq` orders its event.
+    /// Returns the key to schedule when it is at the head.
     pub(crate) fn push(
         &mut self,
         id: u32,
         protected: bool,
-        now: Time,
         now_secs: f64,
         seq: u64,
     ) -> Option<Key> {
         let cost = if protected { self.cost } else { Cost::ZERO };
-        let (t, shadow) = self
-            .fifo
-            .back()
-            .map_or((now, now_secs), |k| (k.time, k.shadow));
+        let from = self.fifo.back().map_or(now_secs, |k| k.secs);
         let key = Key {
-            time: Time::from_nanos(t.as_nanos().saturating_add(cost.ns)),
-            shadow: shadow + cost.secs,
+            secs: from + cost.secs,
             seq,
         };
         self.fifo.push(id, key)
@@ -312,19 +307,18 @@ impl NodeStage {
         self.jitter_ns > 0
     }
 
-    /// Queue packet `id`, arrived at `now` (`now_secs`): it is ready after its random delay,
-    /// or with the packet ahead of it if that one is ready later; `seq` orders its event.
-    /// Returns the key to schedule when it is at the head.
-    pub(crate) fn push(&mut self, id: u32, now: Time, now_secs: f64, seq: u64) -> Option<Key> {
+    /// Queue packet `id`, arrived now (`now_secs`, NS-2's double clock): it is ready after
+    /// its random delay, or with the packet ahead of it if that one is ready later; `seq`
+    /// orders its event. Returns the key to schedule when it is at the head.
+    pub(crate) fn push(&mut self, id: u32, now_secs: f64, seq: u64) -> Option<Key> {
         let d = self.rng.gen_range(0..self.jitter_ns);
         let mut key = Key {
-            time: Time::from_nanos(now.as_nanos().saturating_add(d)),
-            shadow: now_secs + d as f64 * 1e-9,
+            secs: now_secs + d as f64 * 1e-9,
             seq,
         };
         if let Some(b) = self.fifo.back() {
-            if (b.time, b.shadow) > (key.time, key.shadow) {
-                (key.time, key.shadow) = (b.time, b.shadow);
+            if b.secs > key.secs {
+                key.secs = b.secs;
             }
         }
         self.fifo.push(id, key)

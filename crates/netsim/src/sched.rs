@@ -1,16 +1,18 @@
-//! The scheduler's priority queue: events ordered by [`Key`] (time, NS-2's double time,
+//! The scheduler's priority queue: events ordered by [`Key`] (NS-2's double time, then
 //! insertion sequence).
 //!
 //! Profiling the 100-flow × 1 Gb/s dumbbell (callgrind, `docs/performance.md`) showed
 //! `BinaryHeap::pop` taking about a quarter of all instructions: ~300 per pop over ~350
-//! pending events, in comparisons (`f64::total_cmp` on every one) and in moving 32-byte
-//! entries down eight levels. Two changes, each measured:
-//! - keys are encoded once, at push, as integers: `time` and the order-preserving bit pattern
-//!   of the double time form one `u128` (`total_cmp`'s order is the integer order of that
-//!   pattern), then `seq`; a comparison is two integer compares ([`HeapQueue`]);
-//! - [`EventQueue`] is a timing wheel for the next 33 ms plus a heap for later events: pending
-//!   events are mostly transmission ends and propagation arrivals a few µs to ms ahead, so a
-//!   pop is a bitmap scan and a `Vec::pop` instead of a walk down the heap.
+//! pending events, in comparisons and in moving entries down eight levels. What replaced it,
+//! each part measured:
+//! - a key is 16 bytes, NS-2's double time and a sequence number; the event's nanosecond time
+//!   is derived ([`Key::time`]), once when the event runs. Rounding is monotone (a later double
+//!   never rounds to an earlier nanosecond), so the double alone orders events exactly as
+//!   (nanoseconds, double) did, and no transmission rounds its two times at push;
+//! - [`EventQueue`] is a timing wheel for the next 31 ms plus a second level and a heap for
+//!   later events: pending events are mostly transmission ends and propagation arrivals a
+//!   few µs to ms ahead, so a pop is a bitmap scan and a list unlink instead of a walk down
+//!   the heap.
 //!
 //! Keys are unique in the simulator (every key has its own sequence number), so the order is
 //! total and both queues pop exactly the sequence `BinaryHeap<Reverse<Key>>` would.
@@ -20,23 +22,36 @@ use std::collections::BinaryHeap;
 
 use crate::Time;
 
-/// When an event runs: its exact time; NS-2's double-precision time for it (computed with
-/// NS-2's arithmetic, `clock + delay`), which breaks ties between events at the same
-/// nanosecond exactly as NS-2's floating-point clock orders them; then insertion order.
+/// When an event runs: NS-2's double-precision time for it (computed with NS-2's
+/// arithmetic, `clock + delay`), which orders events, and breaks ties between events at the
+/// same nanosecond, exactly as NS-2's floating-point clock does; then insertion order.
 #[derive(Clone, Copy, Debug)]
 pub struct Key {
-    /// The event's time.
-    pub time: Time,
     /// NS-2's double-precision time of the event, in seconds.
-    pub shadow: f64,
+    pub secs: f64,
     /// Insertion order: unique per event, so keys never tie.
     pub seq: u64,
 }
 
+impl Key {
+    /// The event's time: its double time rounded to the nanosecond ([`time_from_secs`]).
+    #[inline(always)]
+    pub fn time(&self) -> Time {
+        time_from_secs(self.secs)
+    }
+
+    /// The key as one integer, ordered as [`Key`] (`f64::total_cmp` on the double, then the
+    /// sequence).
+    #[inline(always)]
+    fn order(&self) -> u128 {
+        (u128::from(ordered_bits(self.secs)) << 64) | u128::from(self.seq)
+    }
+}
+
 impl PartialEq for Key {
-    #[inline]
+    #[inline(always)]
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        self.secs.to_bits() == other.secs.to_bits() && self.seq == other.seq
     }
 }
 
@@ -44,13 +59,18 @@ impl Eq for Key {}
 
 impl Ord for Key {
     // Always: a link's deferred transmission end is compared with the current event at
-    // every enqueue, and the out-of-line comparison cost more than its three compares.
+    // every enqueue, and an out-of-line comparison cost more than the compare.
     #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.time
-            .cmp(&other.time)
-            .then(self.shadow.total_cmp(&other.shadow))
-            .then(self.seq.cmp(&other.seq))
+        // Distinct numbers compare as `total_cmp` does; the encoding (two transforms, 15
+        // instructions a hop in all) is left for ties, ±0 and NaN.
+        if self.secs < other.secs {
+            Ordering::Less
+        } else if self.secs > other.secs {
+            Ordering::Greater
+        } else {
+            self.order().cmp(&other.order())
+        }
     }
 }
 
@@ -85,6 +105,24 @@ pub fn time_from_secs(secs: f64) -> Time {
     }
 }
 
+/// A nanosecond time as a double time that rounds back to it ([`Key::time`] of a key at
+/// `secs_of(t)` is `t`), for events the simulator schedules at a whole nanosecond.
+///
+/// Under 2^50 ns (13 days) that is `t / 1e9`: the quotient and the product back are each
+/// within half an ulp, so the round trip errs by under a quarter nanosecond. Later, where
+/// doubles are too coarse or the quotient rounds short, the next doubles up are taken, so
+/// such an event never runs before `t` (an agent woken before its deadline would re-arm the
+/// timer at the same key and never see it).
+pub fn secs_of(t: Time) -> f64 {
+    let mut secs = t.as_nanos() as f64 / 1e9;
+    if t.as_nanos() >= 1 << 50 {
+        while time_from_secs(secs) < t {
+            secs = f64::from_bits(secs.to_bits() + 1);
+        }
+    }
+    secs
+}
+
 /// `f64::total_cmp`'s order as an unsigned integer order (the same transform `total_cmp`
 /// applies to both operands on every call, done once here).
 fn ordered_bits(x: f64) -> u64 {
@@ -103,9 +141,8 @@ fn from_ordered_bits(u: u64) -> f64 {
 /// One queued event with its encoded key.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry<E> {
-    /// `time` in the high 64 bits, `ordered_bits(shadow)` in the low 64.
-    hi: u128,
-    seq: u64,
+    /// [`Key::order`].
+    order: u128,
     ev: E,
 }
 
@@ -113,8 +150,7 @@ impl<E> Entry<E> {
     #[inline(always)]
     fn new(key: Key, ev: E) -> Self {
         Entry {
-            hi: (u128::from(key.time.as_nanos()) << 64) | u128::from(ordered_bits(key.shadow)),
-            seq: key.seq,
+            order: key.order(),
             ev,
         }
     }
@@ -122,16 +158,15 @@ impl<E> Entry<E> {
     #[inline(always)]
     fn key(&self) -> Key {
         Key {
-            time: Time::from_nanos((self.hi >> 64) as u64),
-            shadow: from_ordered_bits(self.hi as u64),
-            seq: self.seq,
+            secs: from_ordered_bits((self.order >> 64) as u64),
+            seq: self.order as u64,
         }
     }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.hi == other.hi && self.seq == other.seq
+        self.order == other.order
     }
 }
 
@@ -141,11 +176,7 @@ impl<E> Ord for Entry<E> {
     #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: `BinaryHeap` is a max-heap and the earliest key must come out first.
-        if self.hi != other.hi {
-            other.hi.cmp(&self.hi)
-        } else {
-            other.seq.cmp(&self.seq)
-        }
+        other.order.cmp(&self.order)
     }
 }
 
@@ -158,11 +189,7 @@ impl<E> PartialOrd for Entry<E> {
     // BinaryHeap's sifts ask `<=`; answer it without building an `Ordering`.
     #[inline(always)]
     fn le(&self, other: &Self) -> bool {
-        if self.hi != other.hi {
-            other.hi < self.hi
-        } else {
-            other.seq <= self.seq
-        }
+        other.order <= self.order
     }
 }
 
@@ -217,23 +244,40 @@ impl<E: Copy> HeapQueue<E> {
     }
 }
 
-/// log2 of a level-0 bucket's width in nanoseconds: 4.096 µs, a few 1000-byte transmissions
-/// at 1–10 Gb/s.
-const SHIFT: u32 = 12;
-/// log2 of the buckets per level: 8,192 buckets of 4.096 µs make one level-1 slot of 33.5 ms,
-/// and 8,192 slots a level-1 horizon of 275 s.
+/// The wheel's tick of a double time `secs ≥ +0.0`: the bit pattern of `secs + 2^20` (in
+/// `[2^20, 2^21)` s the mantissa counts units of 2^-32 s), an integer that never decreases as
+/// `secs` grows (floating-point addition is monotone, and so are the bit patterns of
+/// non-negative doubles), so buckets of ticks keep keys in order. Beyond 2^20 s (12 days)
+/// the unit doubles with each binade: still in order, only coarser. One addition, where the
+/// nanosecond time would cost a rounding at every push.
+#[inline(always)]
+fn tick(secs: f64) -> u64 {
+    (secs + TICK_BASE).to_bits()
+}
+
+/// See [`tick`].
+const TICK_BASE: f64 = 1_048_576.0;
+/// log2 of a level-0 bucket's width in ticks: 2^14 ticks of 2^-32 s, 3.8 µs, a few 1000-byte
+/// transmissions at 1–10 Gb/s.
+const SHIFT: u32 = 14;
+/// log2 of the buckets per level: 8,192 buckets of 3.8 µs make one level-1 slot of 31.25 ms,
+/// and 8,192 slots a level-1 horizon of 256 s.
 const BITS: u32 = 13;
 const BUCKETS: usize = 1 << BITS;
 const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
+/// The bucket of the earliest tick: where an empty wheel starts. Keys before +0.0 (negative
+/// doubles and −0.0, which `total_cmp` puts first) go to the spill heap with bucket 0, which
+/// is before it.
+const START: u64 = (1_048_576.0f64).to_bits() >> SHIFT;
 
 /// One event in the arena: its key, its payload and the next node of its list.
 #[derive(Clone, Copy, Debug)]
 struct Node<E> {
-    time: u64,
-    /// `ordered_bits(shadow)`.
+    /// The double time's bit pattern (the wheel holds only `+0.0 ≤ secs`, whose patterns
+    /// order as the values).
     bits: u64,
     seq: u64,
     next: u32,
@@ -241,26 +285,26 @@ struct Node<E> {
 }
 
 impl<E> Node<E> {
-    /// The encoded key, ordered as [`Key`] (keys are unique: no two nodes compare equal).
+    /// The key, ordered as [`Key`] (keys are unique: no two nodes compare equal).
     #[inline(always)]
-    fn order(&self) -> (u64, u64, u64) {
-        (self.time, self.bits, self.seq)
+    fn order(&self) -> u128 {
+        (u128::from(self.bits) << 64) | u128::from(self.seq)
     }
 
     #[inline(always)]
     fn key(&self) -> Key {
         Key {
-            time: Time::from_nanos(self.time),
-            shadow: from_ordered_bits(self.bits),
+            secs: f64::from_bits(self.bits),
             seq: self.seq,
         }
     }
 }
 
 /// A set of lists threaded through the arena, one per bucket, with a bitmap of the non-empty
-/// ones. Heads and tails are dense `u32` indices into the arena. The arrays have a fixed
-/// length, so an index masked to `BUCKETS` needs no bounds check (the checks on `Vec`s were
-/// a tenth of the scheduler's instructions).
+/// ones. Heads and tails are dense `u32` indices into the arena; a tail is meaningful only
+/// while its head is not `NIL`. The arrays have a fixed length, so an index masked to
+/// `BUCKETS` needs no bounds check (the checks on `Vec`s were a tenth of the scheduler's
+/// instructions).
 #[derive(Clone, Debug)]
 struct Level {
     head: Box<[u32; BUCKETS]>,
@@ -316,16 +360,17 @@ impl Level {
 
 /// The scheduler's priority queue: a two-level timing wheel over an arena of event nodes.
 ///
-/// Level 0 has 8,192 buckets of 4.096 µs covering one 33.5 ms slot of level 1 (the current
-/// slot, `slot`); each bucket is a list sorted by key (earliest at the head), threaded through
+/// Events are placed by their tick (the bit pattern of `secs + 2^20`, which never decreases
+/// as `secs` grows). Level 0 has 8,192 buckets of 3.8 µs covering one 31.25 ms slot of level 1
+/// (the current slot, `slot`); each bucket is a list sorted by key (earliest at the head), threaded through
 /// the arena, so a push is an append or a prepend in the usual cases (the event is the
 /// latest of its bucket, as when many flows start at one instant, or the earliest) and a pop
 /// takes the head of the first non-empty bucket, found with a few bitmap words. Level 1 has
-/// 8,192 unsorted lists of 33.5 ms slots (a 275 s horizon); when level 0 is empty, the
+/// 8,192 unsorted lists of 31.25 ms slots (a 256 s horizon); when level 0 is empty, the
 /// earliest non-empty slot (cached) moves down into it. Events beyond level 1's horizon, and
-/// events pushed before the last one popped (never by the simulator), wait in a binary
-/// heap. Pushes and pops cost a few dozen instructions; a run's events move at most twice.
-/// Keys are unique, so the order is total and exactly [`HeapQueue`]'s.
+/// events pushed before the last one popped (never by the simulator) or before time +0.0,
+/// wait in a binary heap. Pushes and pops cost a few dozen instructions; a run's events move
+/// at most twice. Keys are unique, so the order is total and exactly [`HeapQueue`]'s.
 #[derive(Clone, Debug)]
 pub struct EventQueue<E> {
     nodes: Vec<Node<E>>,
@@ -333,19 +378,32 @@ pub struct EventQueue<E> {
     free: u32,
     l0: Level,
     l1: Level,
-    /// Absolute level-1 slot (`time >> (SHIFT + BITS)`) that level 0 covers.
+    /// Absolute level-1 slot (`bucket >> BITS`) that level 0 covers.
     slot: u64,
-    /// Absolute level-0 bucket (`time >> SHIFT`) of the last event popped, or the start of
+    /// Absolute level-0 bucket (`tick >> SHIFT`) of the last event popped, or the start of
     /// `slot` if later: nothing in the wheel is earlier.
     cursor: u64,
-    /// Events in level 0.
-    len0: usize,
+    /// Events in the wheel (both levels).
+    len: usize,
     /// Events in level 1.
     len1: usize,
     /// The earliest non-empty level-1 slot (absolute), when `len1 > 0`.
     next1: u64,
-    /// Events beyond level 1's horizon or before `cursor` when pushed.
+    /// Events beyond level 1's horizon, before `cursor` when pushed, or before +0.0.
     spill: BinaryHeap<Entry<E>>,
+    /// The bucket of the spill heap's earliest event ([`spill_bucket`]), `u64::MAX` when it
+    /// is empty: a pop compares it with `cursor` instead of peeking into the heap.
+    spill_at: u64,
+}
+
+/// The bucket an entry of the spill heap would have in the wheel; 0 for keys before +0.0.
+fn spill_bucket<E>(e: &Entry<E>) -> u64 {
+    let k = e.key();
+    if k.secs.is_sign_negative() {
+        0
+    } else {
+        tick(k.secs) >> SHIFT
+    }
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -362,18 +420,19 @@ impl<E: Copy> EventQueue<E> {
             free: NIL,
             l0: Level::new(),
             l1: Level::new(),
-            slot: 0,
-            cursor: 0,
-            len0: 0,
+            slot: START >> BITS,
+            cursor: START,
+            len: 0,
             len1: 0,
             next1: 0,
             spill: BinaryHeap::new(),
+            spill_at: u64::MAX,
         }
     }
 
     /// Queued events.
     pub fn len(&self) -> usize {
-        self.len0 + self.len1 + self.spill.len()
+        self.len + self.spill.len()
     }
 
     /// True when nothing is queued.
@@ -382,22 +441,26 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Queue `ev` to run at `key`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, key: Key, ev: E) {
-        let node = Node {
-            time: key.time.as_nanos(),
-            bits: ordered_bits(key.shadow),
+        let bits = key.secs.to_bits();
+        if bits >> 63 != 0 {
+            // Before +0.0 (never in the simulator): the heap orders it.
+            self.spill_push(Entry::new(key, ev));
+            return;
+        }
+        self.place(Node {
+            bits,
             seq: key.seq,
             next: NIL,
             ev,
-        };
-        self.place(node);
+        });
     }
 
-    /// Put `node` where its time belongs: level 0, level 1 or the spill heap.
+    /// Put `node` (`+0.0 ≤ secs`) where its tick belongs: level 0, level 1 or the spill heap.
     #[inline(always)]
     fn place(&mut self, node: Node<E>) {
-        let b = node.time >> SHIFT;
+        let b = tick(f64::from_bits(node.bits)) >> SHIFT;
         let s = b >> BITS;
         if s == self.slot && b >= self.cursor {
             let n = self.alloc(node);
@@ -407,16 +470,19 @@ impl<E: Copy> EventQueue<E> {
             self.insert1(s, n);
         } else {
             // Beyond the horizon, or (never in the simulator) the past: the heap orders it.
-            self.spill.push(Entry {
-                hi: (u128::from(node.time) << 64) | u128::from(node.bits),
-                seq: node.seq,
-                ev: node.ev,
-            });
+            self.spill_push(Entry::new(node.key(), node.ev));
         }
+    }
+
+    #[cold]
+    fn spill_push(&mut self, e: Entry<E>) {
+        self.spill.push(e);
+        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
     }
 
     #[inline(always)]
     fn alloc(&mut self, node: Node<E>) -> u32 {
+        self.len += 1;
         if self.free != NIL {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
@@ -432,7 +498,6 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert0(&mut self, i: usize, n: u32) {
         let head = self.l0.head[i];
-        self.len0 += 1;
         if head == NIL {
             self.l0.head[i] = n;
             self.l0.tail[i] = n;
@@ -441,15 +506,15 @@ impl<E: Copy> EventQueue<E> {
         }
         // The key alone (copying the whole node cost more than the comparisons).
         let k = self.nodes[n as usize].order();
-        if k < self.nodes[head as usize].order() {
-            self.nodes[n as usize].next = head;
-            self.l0.head[i] = n;
-            return;
-        }
         let tail = self.l0.tail[i];
         if self.nodes[tail as usize].order() < k {
             self.nodes[tail as usize].next = n;
             self.l0.tail[i] = n;
+            return;
+        }
+        if k < self.nodes[head as usize].order() {
+            self.nodes[n as usize].next = head;
+            self.l0.head[i] = n;
             return;
         }
         // Between head and tail: walk (rare: buckets hold a handful of events).
@@ -469,11 +534,11 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert1(&mut self, s: u64, n: u32) {
         let i = (s & MASK) as usize;
-        let tail = self.l1.tail[i];
-        if tail == NIL {
+        if self.l1.head[i] == NIL {
             self.l1.head[i] = n;
             self.l1.mark(i);
         } else {
+            let tail = self.l1.tail[i];
             self.nodes[tail as usize].next = n;
         }
         self.l1.tail[i] = n;
@@ -484,19 +549,18 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// With level 0 empty: turn the wheel to the earliest of level 1's next slot and the
-    /// spill heap's earliest future event, and move that slot's events down.
+    /// spill heap's earliest future event, and move that slot's events down. False when
+    /// there is nothing to turn to.
     #[cold]
-    fn turn(&mut self) {
-        let spill_slot = self
-            .spill
-            .peek()
-            .map(|e| ((e.hi >> 64) as u64) >> (SHIFT + BITS))
+    fn turn(&mut self) -> bool {
+        let spill_slot = (self.spill_at != u64::MAX)
+            .then_some(self.spill_at >> BITS)
             .filter(|&s| s > self.slot);
         let target = match (self.len1 > 0, spill_slot) {
             (true, Some(s)) => self.next1.min(s),
             (true, None) => self.next1,
             (false, Some(s)) => s,
-            (false, None) => return,
+            (false, None) => return false,
         };
         self.slot = target;
         self.cursor = target << BITS;
@@ -504,13 +568,12 @@ impl<E: Copy> EventQueue<E> {
             let i = (target & MASK) as usize;
             let mut n = self.l1.head[i];
             self.l1.head[i] = NIL;
-            self.l1.tail[i] = NIL;
             self.l1.unmark(i);
             while n != NIL {
                 let next = self.nodes[n as usize].next;
                 self.nodes[n as usize].next = NIL;
                 self.len1 -= 1;
-                let b = self.nodes[n as usize].time >> SHIFT;
+                let b = tick(f64::from_bits(self.nodes[n as usize].bits)) >> SHIFT;
                 self.insert0((b & MASK) as usize, n);
                 n = next;
             }
@@ -527,39 +590,40 @@ impl<E: Copy> EventQueue<E> {
             }
         }
         // Spilled events the horizon now covers.
-        while let Some(top) = self.spill.peek() {
-            let s = ((top.hi >> 64) as u64) >> (SHIFT + BITS);
+        while self.spill_at != u64::MAX {
+            let s = self.spill_at >> BITS;
             if s < self.slot || s - self.slot >= BUCKETS as u64 {
                 break;
             }
             if let Some(e) = self.spill.pop() {
+                self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+                let k = e.key();
                 self.place(Node {
-                    time: (e.hi >> 64) as u64,
-                    bits: e.hi as u64,
-                    seq: e.seq,
+                    bits: k.secs.to_bits(),
+                    seq: k.seq,
                     next: NIL,
                     ev: e.ev,
                 });
             }
         }
+        true
     }
 
     /// Where the earliest event is: `Some(bucket)` in level 0, `None` in the spill heap.
     #[inline(always)]
     fn select(&mut self) -> Option<Option<usize>> {
-        if let Some(top) = self.spill.peek() {
-            if (((top.hi >> 64) as u64) >> SHIFT) < self.cursor {
+        loop {
+            if self.spill_at < self.cursor {
                 return Some(None); // pushed in the past: never by the simulator
             }
-        }
-        if self.len0 == 0 {
-            self.turn();
-            if self.len0 == 0 {
+            // Level 0 holds nothing before `cursor`: no bucket from it on means it is empty.
+            if let Some(i) = self.l0.first_from((self.cursor & MASK) as usize) {
+                return Some(Some(i));
+            }
+            if !self.turn() {
                 return (!self.spill.is_empty()).then_some(None);
             }
         }
-        let from = (self.cursor & MASK) as usize;
-        self.l0.first_from(from).map(Some)
     }
 
     /// The earliest event, without removing it (the wheel may turn to it).
@@ -597,24 +661,27 @@ impl<E: Copy> EventQueue<E> {
                 let (next, ev) = (node.next, node.ev);
                 self.l0.head[i] = next;
                 if next == NIL {
-                    self.l0.tail[i] = NIL;
                     self.l0.unmark(i);
                 }
                 self.nodes[n as usize].next = self.free;
                 self.free = n;
-                self.len0 -= 1;
-                self.cursor = (self.slot << BITS) | i as u64;
+                self.len -= 1;
+                self.cursor = (self.cursor & !MASK) | i as u64;
                 Some((key, ev))
             }
-            None => {
-                let e = *self.spill.peek()?;
-                if !due(&e.key()) {
-                    return None;
-                }
-                self.spill.pop();
-                Some((e.key(), e.ev))
-            }
+            None => self.pop_spill(due),
         }
+    }
+
+    #[cold]
+    fn pop_spill(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, E)> {
+        let e = *self.spill.peek()?;
+        if !due(&e.key()) {
+            return None;
+        }
+        self.spill.pop();
+        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+        Some((e.key(), e.ev))
     }
 }
 
@@ -642,7 +709,7 @@ impl<E: Copy> EventQueue<E> {
     /// It rebuilds the queue: linear in the queued events and the wheel's buckets, for rare
     /// events (the simulator cancels a failed link's arrivals with it), not the hot path.
     pub fn extract(&mut self, mut take: impl FnMut(&E) -> bool) -> Vec<(Key, E)> {
-        let mut kept = Vec::with_capacity(self.len0 + self.len1);
+        let mut kept = Vec::with_capacity(self.len);
         let mut out = Vec::new();
         for level in [&mut self.l0, &mut self.l1] {
             for i in 0..BUCKETS {
@@ -662,7 +729,7 @@ impl<E: Copy> EventQueue<E> {
         }
         self.nodes.clear();
         self.free = NIL;
-        self.len0 = 0;
+        self.len = 0;
         self.len1 = 0;
         // Every kept node goes back where it was: level-0 nodes are at or after `cursor` in
         // `slot`, level-1 nodes in later slots within the horizon.
@@ -678,6 +745,7 @@ impl<E: Copy> EventQueue<E> {
                 self.spill.push(e);
             }
         }
+        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
         out.sort_unstable_by_key(|e| e.0);
         out
     }
@@ -770,8 +838,7 @@ mod tests {
                         _ => rng.gen_range(0..1_000_000),
                     };
                 let k = Key {
-                    time: Time::from_nanos(t),
-                    shadow: t as f64 / 1e9,
+                    secs: t as f64 / 1e9,
                     seq,
                 };
                 seq += 1;
@@ -784,7 +851,7 @@ mod tests {
                 let b = (!model.is_empty()).then(|| model.remove(0));
                 assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
                 if let Some((k, _)) = a {
-                    now = k.time.as_nanos();
+                    now = k.time().as_nanos();
                 }
             }
             if round % 97 == 0 {
@@ -826,7 +893,7 @@ mod tests {
             // Bursts of pushes at and after the current time, ties on time and on the double.
             for _ in 0..rng.gen_range(0..4) {
                 // Mostly near (same and next buckets), some far beyond the wheel's horizon.
-                // Rarely beyond level 1's 275 s horizon, or in the past (the simulator never
+                // Rarely beyond level 1's 256 s horizon, or in the past (the simulator never
                 // pushes there, but the queue orders it).
                 let t = match rng.gen_range(0..400) {
                     0 => now + rng.gen_range(200_000_000_000..1_000_000_000_000),
@@ -840,12 +907,8 @@ mod tests {
                         }
                     }
                 };
-                let shadow = t as f64 / 1e9 + f64::from(rng.gen_range(0..3u8)) * 1e-18;
-                let k = Key {
-                    time: Time::from_nanos(t),
-                    shadow,
-                    seq,
-                };
+                let secs = t as f64 / 1e9 + f64::from(rng.gen_range(0..3u8)) * 1e-18;
+                let k = Key { secs, seq };
                 seq += 1;
                 q.push(k, round);
                 r.push(k, round);
@@ -859,12 +922,97 @@ mod tests {
                 assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
                 if let Some((k, _)) = a {
                     assert_eq!(Some(k), b.map(|x| x.0));
-                    now = k.time.as_nanos();
+                    now = k.time().as_nanos();
                 }
             }
         }
         while let Some(Reverse((k, e))) = h.pop() {
             assert_eq!(q.peek().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
+            assert_eq!(q.pop().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn ticks_never_decrease() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        // Every scale of time from 0 up, the binade edges where a tick's unit doubles (2^20 s
+        // and up) included, and pairs of neighbouring doubles.
+        let mut xs = vec![
+            0.0,
+            f64::MIN_POSITIVE,
+            1e-300,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for e in 15..40 {
+            let edge = f64::from(1u32 << 15) * f64::from(1u32 << (e - 15));
+            xs.extend([
+                edge,
+                f64::from_bits(edge.to_bits() - 1),
+                f64::from_bits(edge.to_bits() + 1),
+            ]);
+        }
+        for _ in 0..100_000 {
+            let x = rng.gen::<f64>() * 10f64.powi(rng.gen_range(-12..12));
+            xs.extend([x, f64::from_bits(x.to_bits() + 1)]);
+        }
+        xs.sort_by(f64::total_cmp);
+        for w in xs.windows(2) {
+            assert!(tick(w[0]) <= tick(w[1]), "{:e} {:e}", w[0], w[1]);
+        }
+        assert!(tick(0.0) >> SHIFT == START);
+    }
+
+    #[test]
+    fn secs_of_rounds_back() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        for _ in 0..200_000 {
+            // Up to 2^50 ns the double rounds back exactly; beyond, never earlier.
+            let short = Time::from_nanos(rng.gen_range(0..1u64 << 50));
+            assert_eq!(time_from_secs(secs_of(short)), short);
+            let long = Time::from_nanos(rng.gen_range(1u64 << 50..1u64 << 62));
+            let t = time_from_secs(secs_of(long));
+            assert!(
+                t >= long && t.as_nanos() - long.as_nanos() < 1 << 12,
+                "{long:?} {t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn pops_in_heap_order_for_any_double() {
+        // Keys the simulator never makes (negative times, −0.0, beyond 2^20 s where ticks
+        // coarsen, infinities) still pop in `HeapQueue`'s order.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        let mut q = EventQueue::new();
+        let mut r = HeapQueue::new();
+        let mut seq = 0u64;
+        for round in 0..20_000u32 {
+            for _ in 0..rng.gen_range(0..4) {
+                let secs = match rng.gen_range(0..12) {
+                    0 => -rng.gen::<f64>() * 1e3,
+                    1 => -0.0,
+                    2 => 0.0,
+                    3 => f64::INFINITY,
+                    4 => f64::NEG_INFINITY,
+                    5 => 1_048_576.0 * (1.0 + rng.gen::<f64>() * 3.0),
+                    6 => rng.gen::<f64>() * 1e9,
+                    _ => rng.gen::<f64>() * 1e-3 + f64::from(round) * 1e-4,
+                };
+                let k = Key { secs, seq };
+                seq += 1;
+                q.push(k, round);
+                r.push(k, round);
+            }
+            assert_eq!(q.len(), r.len());
+            if rng.gen_bool(0.6) {
+                let (a, b) = (q.pop(), r.pop());
+                assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
+            }
+        }
+        while let Some((k, e)) = r.pop() {
             assert_eq!(q.pop().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
         }
         assert!(q.is_empty());

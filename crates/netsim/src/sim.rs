@@ -2,9 +2,9 @@
 //! in as policies ([`crate::policy`]); the network is described with
 //! [`crate::builder::NetworkBuilder`].
 //!
-//! Events are ordered by `(time, NS-2 double time, sequence)` ([`crate::sched`]: a timing wheel
-//! with a heap for the far future); equal times run in insertion order (NS-2's scheduler does
-//! the same). Each link holds at most one "transmission done" event, a transmission that
+//! Events are ordered by `(NS-2 double time, sequence)` ([`crate::sched`]: a timing wheel
+//! with a heap for the far future); an event's nanosecond time is its double rounded; equal
+//! times run in insertion order (NS-2's scheduler does the same). Each link holds at most one "transmission done" event, a transmission that
 //! leaves its queue empty defers it until a packet arrives (`settle_tx_done`), and each agent
 //! timer (a slot of `Simulator::timers`, armed through [`crate::agent::AgentCtx`]) holds at
 //! most one live event. A packet's arrival at the next node is its own event, pushed when its
@@ -26,7 +26,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{time_from_secs, EventQueue};
+use crate::sched::{secs_of, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -449,11 +449,7 @@ impl<M: Metering> Simulator<M> {
         let mut sim = Simulator {
             now: Time::ZERO,
             now_secs: 0.0,
-            cur: Key {
-                time: Time::ZERO,
-                shadow: 0.0,
-                seq: 0,
-            },
+            cur: Key { secs: 0.0, seq: 0 },
             seq: 0,
             heap: EventQueue::new(),
             names,
@@ -489,14 +485,14 @@ impl<M: Metering> Simulator<M> {
         // changes, all before any packet event.
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
-            sim.schedule(start, secs(start), Event::FlowStart(i as u32));
+            sim.schedule(start, Event::FlowStart(i as u32));
             if let Some(stop) = stop {
-                sim.schedule(stop, secs(stop), Event::FlowStop(i as u32));
+                sim.schedule(stop, Event::FlowStop(i as u32));
             }
         }
         for i in 0..sim.changes.len() {
             let at = sim.changes[i].at;
-            sim.schedule(at, secs(at), Event::LinkState(i as u32));
+            sim.schedule(at, Event::LinkState(i as u32));
         }
         for (i, a) in sim.agents.iter().enumerate() {
             if a.sampled {
@@ -514,7 +510,7 @@ impl<M: Metering> Simulator<M> {
         }
         if !sim.samples.is_empty() {
             let w = Time::from_nanos(sim.bin_ns());
-            sim.schedule(w, secs(w), Event::Sample);
+            sim.schedule(w, Event::Sample);
         }
         sim
     }
@@ -577,14 +573,26 @@ impl<M: Metering> Simulator<M> {
         s
     }
 
-    fn schedule(&mut self, time: Time, shadow: f64, ev: Event) -> Key {
+    /// Schedule `ev` at the whole nanosecond `time` (the double that rounds back to it).
+    fn schedule(&mut self, time: Time, ev: Event) -> Key {
         let key = Key {
-            time,
-            shadow,
+            secs: secs_of(time),
             seq: self.next_seq(),
         };
-        self.heap.push(key, ev);
+        self.push(key, ev);
         key
+    }
+
+    /// Queue `ev` at `key`. Every event is at or after the one running: the clock (NS-2's
+    /// double, and the nanoseconds rounded from it) never goes back.
+    #[inline(always)]
+    fn push(&mut self, key: Key, ev: Event) {
+        debug_assert!(
+            key > self.cur || self.events == 0,
+            "{key:?} before {:?}",
+            self.cur
+        );
+        self.heap.push(key, ev);
     }
 
     /// Run until `until` (events at `until` itself do not run, as when an NS-2 script's
@@ -618,9 +626,7 @@ impl<M: Metering> Simulator<M> {
         let until_secs = secs(until);
         // Deferred transmission ends the loop above would have run.
         for l in 0..self.links.len() {
-            self.settle_tx_done(l, |k| {
-                k.time < until || (k.time == until && k.shadow < until_secs)
-            });
+            self.settle_tx_done(l, |k| k.secs < until_secs);
         }
         if until > self.now {
             self.now = until;
@@ -653,12 +659,13 @@ impl<M: Metering> Simulator<M> {
     fn event_loop<const TRACE: bool>(&mut self, until: Time) -> Result<(), SimError> {
         let until_secs = secs(until);
         // Stop at `until`, but run an event NS-2's double clock puts just before it (a CBR
-        // timer at 4.9999999999 s rounds to 5 s here).
-        let due = |k: &Key| k.time < until || (k.time == until && k.shadow < until_secs);
+        // timer at 4.9999999999 s rounds to 5 s here). As the rounding is monotone, that is
+        // "rounds before `until`, or to it from below".
+        let due = |k: &Key| k.secs < until_secs;
         while let Some((key, ev)) = self.heap.pop_if(due) {
             self.cur = key;
-            self.now = key.time;
-            self.now_secs = key.shadow;
+            self.now = key.time();
+            self.now_secs = key.secs;
             if self.events == self.limits.max_events {
                 return Err(SimError::EventBudget {
                     events: self.events,
@@ -764,7 +771,7 @@ impl<M: Metering> Simulator<M> {
                 let r = self.reqs[i];
                 let ti = base + usize::from(r.id);
                 if let Some(key) = self.timers[ti].apply(r.at, now, now_secs, &mut self.seq) {
-                    self.heap.push(key, Event::Timer(ti as u32));
+                    self.push(key, Event::Timer(ti as u32));
                 }
             }
             self.reqs.clear();
@@ -778,22 +785,23 @@ impl<M: Metering> Simulator<M> {
         };
         match timer.pop(key) {
             TimerPop::Stale => {}
-            TimerPop::Requeue(k) => self.heap.push(k, Event::Timer(ti as u32)),
+            TimerPop::Requeue(k) => self.push(k, Event::Timer(ti as u32)),
             TimerPop::Fire => {
                 let idx = self.timer_agent[ti] as usize;
                 let slot = &mut self.agents[idx];
-                if slot.stuck.0 == key.time {
+                let now = self.now;
+                if slot.stuck.0 == now {
                     slot.stuck.1 += 1;
                     if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
                         self.stuck = Some(SimError::AgentStuck {
                             flow: slot.flow,
                             sender: slot.dir == Direction::Forward,
-                            at: key.time,
+                            at: now,
                         });
                         return;
                     }
                 } else {
-                    slot.stuck = (key.time, 0);
+                    slot.stuck = (now, 0);
                 }
                 let id = TimerId((ti - slot.timer_base as usize) as u8);
                 self.call_agent::<TRACE>(idx, |a, ctx| a.on_timer(id, ctx));
@@ -876,7 +884,7 @@ impl<M: Metering> Simulator<M> {
 
     /// Queue packet `id` in the agent's outgoing (`egress`) or incoming host stage.
     fn enter_stage(&mut self, idx: usize, id: u32, egress: bool) {
-        let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
+        let (now_secs, seq) = (self.now_secs, self.next_seq());
         let protected = self.store[id].protected;
         let slot = &mut self.agents[idx];
         let stage = if egress {
@@ -884,8 +892,8 @@ impl<M: Metering> Simulator<M> {
         } else {
             &mut slot.ingress
         };
-        if let Some(key) = stage.push(id, protected, now, now_secs, seq) {
-            self.heap.push(key, stage_event(idx, egress));
+        if let Some(key) = stage.push(id, protected, now_secs, seq) {
+            self.push(key, stage_event(idx, egress));
         }
     }
 
@@ -903,7 +911,7 @@ impl<M: Metering> Simulator<M> {
             return;
         };
         if let Some(next) = next {
-            self.heap.push(next, stage_event(idx, egress));
+            self.push(next, stage_event(idx, egress));
         }
         if egress {
             let node = self.agents[idx].node;
@@ -926,9 +934,9 @@ impl<M: Metering> Simulator<M> {
         if !self.node_stages.is_empty() && self.node_stages[node as usize].holds() {
             // The stage holds handles: the packet keeps its TTL, and is routed when it leaves.
             self.store[s.id].ttl = s.ttl;
-            let (now, now_secs, seq) = (self.now, self.now_secs, self.next_seq());
-            if let Some(key) = self.node_stages[node as usize].push(s.id, now, now_secs, seq) {
-                self.heap.push(key, Event::Node(node));
+            let (now_secs, seq) = (self.now_secs, self.next_seq());
+            if let Some(key) = self.node_stages[node as usize].push(s.id, now_secs, seq) {
+                self.push(key, Event::Node(node));
             }
             return;
         }
@@ -941,7 +949,7 @@ impl<M: Metering> Simulator<M> {
             return;
         };
         if let Some(next) = next {
-            self.heap.push(next, Event::Node(n as u32));
+            self.push(next, Event::Node(n as u32));
         }
         let s = self.unrouted(id);
         self.pass::<TRACE>(s, n as NodeId);
@@ -1098,7 +1106,7 @@ impl<M: Metering> Simulator<M> {
                 // A packet now waits: the transmission's end must be an event after all.
                 hot.tx = Tx::Queued;
                 let k = hot.busy_until;
-                self.heap.push(k, Event::TxDone(l as u32));
+                self.push(k, Event::TxDone(l as u32));
                 self.note_queue(l);
             }
             Tx::Queued => self.note_queue(l),
@@ -1142,7 +1150,7 @@ impl<M: Metering> Simulator<M> {
         // What `on_tx_done` → `start_tx` does at the end with nothing queued (only RED, among
         // the queues that are not `Entry::Direct`, does something).
         if hot.entry != Entry::Direct {
-            let t = hot.busy_until.time;
+            let t = hot.busy_until.time();
             self.links[l].queue.went_idle(t);
         }
         // No gauge update: the queue has been empty since the transmission started (a packet
@@ -1180,7 +1188,6 @@ impl<M: Metering> Simulator<M> {
     /// the link for its transmission, then propagate it.
     #[inline(always)]
     fn transmit<const TRACE: bool>(&mut self, l: usize, mut slot: Slot, waiting: bool) {
-        let now = self.now;
         let id = self.unslot(slot);
         slot.ce = false;
         self.trace_slot::<TRACE>(TraceEvent::Dequeue, l, &slot);
@@ -1198,31 +1205,29 @@ impl<M: Metering> Simulator<M> {
         } else {
             (wired, true)
         };
+        // The events' nanosecond times are these double times rounded (`Key::time`), not
+        // `now + tx_ns`: adding a rounded serialisation time hop after hop drifts by up to
+        // 0.5 ns per transmission, enough to swap two events NS-2 runs at (mathematically) the
+        // same instant — a queue's resume and a packet's arrival — which decides which flow a
+        // full DropTail queue drops. Neither is before now, nor the arrival before the end,
+        // with no clamp: `txt` and the delay are never negative (bandwidths are positive) and
+        // floating-point addition is monotone (`push` asserts the first).
         let done_secs = self.now_secs + txt;
         let arrival_secs = self.now_secs + (txt + delay_secs);
-        // The nanosecond times are NS-2's double times rounded, not `now + tx_ns`: adding a
-        // rounded serialisation time hop after hop drifts by up to 0.5 ns per transmission,
-        // enough to swap two events NS-2 runs at (mathematically) the same instant — a queue's
-        // resume and a packet's arrival — which decides which flow a full DropTail queue
-        // drops. Rounding the double keeps `time` ordered exactly as NS-2's clock.
-        let done = time_from_secs(done_secs).max(now);
-        let arrival = time_from_secs(arrival_secs).max(done);
         if delivered {
             // The arrival is scheduled first, then the resume (a shortened delay lets this
             // packet overtake earlier ones still propagating, as in NS-2).
             let key = Key {
-                time: arrival,
-                shadow: arrival_secs,
+                secs: arrival_secs,
                 seq: self.next_seq(),
             };
-            self.heap.push(key, Event::Arrive(slot));
+            self.push(key, Event::Arrive(slot));
         } else {
             debug_assert!(self.links[l].lost_in_tx.is_none());
             self.links[l].lost_in_tx = Some(slot);
         }
         let key = Key {
-            time: done,
-            shadow: done_secs,
+            secs: done_secs,
             seq: self.next_seq(),
         };
         let hot = &mut self.hot[l];
@@ -1232,7 +1237,7 @@ impl<M: Metering> Simulator<M> {
             hot.tx = Tx::Deferred;
         } else {
             hot.tx = Tx::Queued;
-            self.heap.push(key, Event::TxDone(l as u32));
+            self.push(key, Event::TxDone(l as u32));
         }
     }
 
@@ -1411,7 +1416,7 @@ impl<M: Metering> Simulator<M> {
             series.values.extend_from_slice(&self.sample_buf);
         }
         let next = Time::from_nanos(self.now.as_nanos().saturating_add(self.bin_ns()));
-        self.schedule(next, secs(next), Event::Sample);
+        self.schedule(next, Event::Sample);
     }
 
     /// Trace an event of packet `s` (between nodes: its TTL is in `s`) in a traced run's

@@ -118,7 +118,7 @@ impl<A: Agent> AgentHarness<A> {
 
     /// When `timer` expires, if armed.
     pub fn timer(&self, timer: TimerId) -> Option<Time> {
-        self.timers[usize::from(timer.0)].armed.map(|k| k.time)
+        self.timers[usize::from(timer.0)].armed.map(|k| k.time())
     }
 
     /// The armed timer that expires first (by the simulator's order) and when.
@@ -126,7 +126,7 @@ impl<A: Agent> AgentHarness<A> {
         (0..self.timers.len())
             .filter_map(|i| self.timers[i].armed.map(|k| (k, i)))
             .min_by(|a, b| a.0.cmp(&b.0))
-            .map(|(k, i)| (TimerId(i as u8), k.time))
+            .map(|(k, i)| (TimerId(i as u8), k.time()))
     }
 
     /// Fire every timer due now, in expiry order (timers they arm for now included).
