@@ -383,8 +383,6 @@ pub struct EventQueue<E> {
     /// Absolute level-0 bucket (`tick >> SHIFT`) of the last event popped, or the start of
     /// `slot` if later: nothing in the wheel is earlier.
     cursor: u64,
-    /// Events in the wheel (both levels).
-    len: usize,
     /// Events in level 1.
     len1: usize,
     /// The earliest non-empty level-1 slot (absolute), when `len1 > 0`.
@@ -422,7 +420,6 @@ impl<E: Copy> EventQueue<E> {
             l1: Level::new(),
             slot: START >> BITS,
             cursor: START,
-            len: 0,
             len1: 0,
             next1: 0,
             spill: BinaryHeap::new(),
@@ -430,9 +427,16 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Queued events.
+    /// Queued events (a walk of the free nodes: no count is kept, it cost two instructions
+    /// an event).
     pub fn len(&self) -> usize {
-        self.len + self.spill.len()
+        let mut free = 0;
+        let mut n = self.free;
+        while n != NIL {
+            free += 1;
+            n = self.nodes[n as usize].next;
+        }
+        self.nodes.len() - free + self.spill.len()
     }
 
     /// True when nothing is queued.
@@ -482,7 +486,6 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline(always)]
     fn alloc(&mut self, node: Node<E>) -> u32 {
-        self.len += 1;
         if self.free != NIL {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
@@ -609,29 +612,38 @@ impl<E: Copy> EventQueue<E> {
         true
     }
 
-    /// Where the earliest event is: `Some(bucket)` in level 0, `None` in the spill heap.
+    /// The level-0 bucket of the earliest event, or `None` when it is in the spill heap (or
+    /// nothing is queued).
     #[inline(always)]
-    fn select(&mut self) -> Option<Option<usize>> {
-        loop {
-            if self.spill_at < self.cursor {
-                return Some(None); // pushed in the past: never by the simulator
-            }
-            // Level 0 holds nothing before `cursor`: no bucket from it on means it is empty.
-            if let Some(i) = self.l0.first_from((self.cursor & MASK) as usize) {
-                return Some(Some(i));
-            }
-            if !self.turn() {
-                return (!self.spill.is_empty()).then_some(None);
-            }
+    fn front(&mut self) -> Option<usize> {
+        if self.spill_at < self.cursor {
+            return None; // pushed in the past: never by the simulator
         }
+        // Usually the bucket of the last pop holds the next event too: no scan then.
+        let mut i = (self.cursor & MASK) as usize;
+        if self.l0.head[i] == NIL {
+            // Level 0 holds nothing before `cursor`: no bucket from it on means it is empty.
+            loop {
+                if let Some(j) = self.l0.first_from(i) {
+                    i = j;
+                    break;
+                }
+                if !self.turn() {
+                    return None;
+                }
+                i = 0;
+            }
+            self.cursor = (self.cursor & !MASK) | i as u64;
+        }
+        Some(i)
     }
 
     /// The earliest event, without removing it (the wheel may turn to it).
     #[inline]
     pub fn peek(&mut self) -> Option<(Key, E)> {
-        match self.select()? {
+        match self.front() {
             Some(i) => {
-                let n = &self.nodes[self.l0.head[i] as usize];
+                let n = &self.nodes[self.l0.head[i % BUCKETS] as usize];
                 Some((n.key(), n.ev))
             }
             None => self.spill.peek().map(|e| (e.key(), e.ev)),
@@ -648,29 +660,25 @@ impl<E: Copy> EventQueue<E> {
     /// "before the end of the run" test, without a second search).
     #[inline(always)]
     pub fn pop_if(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, E)> {
-        match self.select()? {
-            Some(i) => {
-                let i = i % BUCKETS;
-                let n = self.l0.head[i];
-                // Fields, not a copy of the whole node (that copy was 14 instructions a pop).
-                let node = &self.nodes[n as usize];
-                let key = node.key();
-                if !due(&key) {
-                    return None;
-                }
-                let (next, ev) = (node.next, node.ev);
-                self.l0.head[i] = next;
-                if next == NIL {
-                    self.l0.unmark(i);
-                }
-                self.nodes[n as usize].next = self.free;
-                self.free = n;
-                self.len -= 1;
-                self.cursor = (self.cursor & !MASK) | i as u64;
-                Some((key, ev))
-            }
-            None => self.pop_spill(due),
+        let Some(i) = self.front() else {
+            return self.pop_spill(due);
+        };
+        let i = i % BUCKETS;
+        let n = self.l0.head[i];
+        // Fields, not a copy of the whole node (that copy was 14 instructions a pop).
+        let node = &self.nodes[n as usize];
+        let key = node.key();
+        if !due(&key) {
+            return None;
         }
+        let (next, ev) = (node.next, node.ev);
+        self.l0.head[i] = next;
+        if next == NIL {
+            self.l0.unmark(i);
+        }
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
+        Some((key, ev))
     }
 
     #[cold]
@@ -709,7 +717,7 @@ impl<E: Copy> EventQueue<E> {
     /// It rebuilds the queue: linear in the queued events and the wheel's buckets, for rare
     /// events (the simulator cancels a failed link's arrivals with it), not the hot path.
     pub fn extract(&mut self, mut take: impl FnMut(&E) -> bool) -> Vec<(Key, E)> {
-        let mut kept = Vec::with_capacity(self.len);
+        let mut kept = Vec::new();
         let mut out = Vec::new();
         for level in [&mut self.l0, &mut self.l1] {
             for i in 0..BUCKETS {
@@ -729,7 +737,6 @@ impl<E: Copy> EventQueue<E> {
         }
         self.nodes.clear();
         self.free = NIL;
-        self.len = 0;
         self.len1 = 0;
         // Every kept node goes back where it was: level-0 nodes are at or after `cursor` in
         // `slot`, level-1 nodes in later slots within the horizon.

@@ -674,8 +674,11 @@ impl<M: Metering> Simulator<M> {
             }
             self.events += 1;
             self.dispatch::<TRACE>(key, ev);
-            if let Some(e) = self.stuck.take() {
-                return Err(e);
+            // Tested before the `take`, which would store `None` after every event.
+            if self.stuck.is_some() {
+                if let Some(e) = self.stuck.take() {
+                    return Err(e);
+                }
             }
         }
         Ok(())
