@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::agent::Agent;
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkCold, LinkConfig, LinkId, LinkSettings, LinkUpdate, Tx};
+use crate::link::{Link, LinkCold, LinkConfig, LinkHot, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, NodeId};
 use crate::policy::{
@@ -504,29 +504,25 @@ impl NetworkBuilder {
         }
         let seed = self.seed;
         let n = self.nodes.len();
-        let links: Vec<Link> = self
+        let (hot, links): (Vec<LinkHot>, Vec<Link>) = self
             .links
             .iter()
             .enumerate()
             .map(|(i, l)| {
                 let i = i as u64;
-                Link {
+                let queue = Queue::new(
+                    &l.cfg.queue,
+                    l.cfg.bandwidth_bps as f64,
+                    l.cfg.delay.as_secs_f64(),
+                );
+                let hot = LinkHot::new(l.to, &l.cfg, &queue);
+                let link = Link {
                     from: l.from,
                     to: l.to,
                     bandwidth_bps: l.cfg.bandwidth_bps,
-                    bandwidth_f64: l.cfg.bandwidth_bps as f64,
-                    wireless: l.cfg.wireless.is_some(),
-                    delay_secs: l.cfg.delay.as_secs_f64(),
-                    queue: Queue::new(
-                        &l.cfg.queue,
-                        l.cfg.bandwidth_bps as f64,
-                        l.cfg.delay.as_secs_f64(),
-                    ),
+                    queue,
                     loss: l.cfg.loss.as_ref().map(LossModel::new),
-                    tx: Tx::Idle,
-                    busy_until: crate::sched::Key { secs: 0.0, seq: 0 },
                     lost_in_tx: None,
-                    up: true,
                     ttl_expiry: self.ttl_expiry,
                     stats: LinkStats::new(self.stats.bin_width),
                     cold: Box::new(LinkCold {
@@ -535,9 +531,10 @@ impl NetworkBuilder {
                         wireless: l.cfg.wireless.clone().map(Wireless::new),
                         wireless_rng: LazyStream::new(seed, Component::Wireless, i),
                     }),
-                }
+                };
+                (hot, link)
             })
-            .collect();
+            .unzip();
         // NS-2 ports: per node, in attach order (flow order, sender then receiver).
         let mut next_port = vec![0u32; n];
         let mut agents = Vec::with_capacity(self.flows.len() * 2);
@@ -618,6 +615,7 @@ impl NetworkBuilder {
             names,
             nodes,
             node_stages,
+            hot,
             links,
             agents,
             flows,

@@ -93,34 +93,97 @@ pub struct LinkSettings {
     pub loss_rate: Option<f64>,
 }
 
-/// A link direction's run-time state. Fields read at every packet-hop come first and stay
-/// inline; the random streams and the wireless model, touched only by RED's early drops,
-/// loss models and wireless hops, are boxed (three ChaCha streams inline made a link 1.6 KB,
-/// so reading `to` for a packet leaving a pipe missed the cache).
+/// What a transmission and an arrival read and write of a link direction, one 64-byte record
+/// (one cache line) in a dense array by link id; the rest is in [`Link`]. A wired hop through
+/// an idle or busy DropTail link touches nothing else of the link.
 #[derive(Clone, Debug)]
-pub(crate) struct Link {
-    pub to: NodeId,
-    /// Whether a transmission is in progress (NS-2 `blocked_`), and how its end is known.
-    pub tx: Tx,
-    pub up: bool,
-    pub bandwidth_bps: u64,
-    /// `bandwidth_bps as f64`, converted once (the conversion was a tenth of a transmission's
-    /// own instructions).
-    pub bandwidth_f64: f64,
-    /// The link is a wireless hop (`cold.wireless` is set): checked here so that a wired
-    /// transmission does not read the cold part.
-    pub wireless: bool,
-    /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
-    pub delay_secs: f64,
+#[repr(C, align(64))]
+pub(crate) struct LinkHot {
     /// The key of the transmission's end (its "transmission done" event's, queued or not),
     /// while `tx` is not [`Tx::Idle`].
     pub busy_until: crate::sched::Key,
+    /// `bandwidth_bps as f64`, converted once (the conversion was a tenth of a transmission's
+    /// own instructions).
+    pub bandwidth_f64: f64,
+    /// The delay in seconds, as NS-2 holds it (for its double-precision event times).
+    pub delay_secs: f64,
+    /// Packets and wire bytes that started transmission (copied to [`LinkStats`] at the end).
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub to: NodeId,
+    /// Whether a transmission is in progress (NS-2 `blocked_`), and how its end is known.
+    pub tx: Tx,
+    pub entry: Entry,
+    /// The link is a wireless hop (`Link::cold.wireless` is set).
+    pub wireless: bool,
+    /// The link has a loss model (`Link::loss` is set).
+    pub lossy: bool,
+}
+
+const _: () = assert!(core::mem::size_of::<LinkHot>() <= 64);
+
+/// What a packet reaching a link does first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Entry {
+    /// On an idle link it is transmitted at once: the queue is a DropTail counting packets
+    /// with room for one, whose enqueue and dequeue of it would change nothing (an idle
+    /// link's queue is empty).
+    Direct,
+    /// It is offered to the queue ([`Queue::passes_through`] may still let it through).
+    Queue,
+    /// The link is down: it is dropped.
+    Down,
+}
+
+impl Entry {
+    /// The entry of an up link with `queue`.
+    pub fn of(queue: &Queue<Slot>) -> Entry {
+        if queue.passes_any_when_empty() {
+            Entry::Direct
+        } else {
+            Entry::Queue
+        }
+    }
+}
+
+impl LinkHot {
+    /// The hot record of an idle, up link.
+    pub fn new(to: NodeId, cfg: &LinkConfig, queue: &Queue<Slot>) -> LinkHot {
+        LinkHot {
+            busy_until: crate::sched::Key { secs: 0.0, seq: 0 },
+            bandwidth_f64: cfg.bandwidth_bps as f64,
+            delay_secs: cfg.delay.as_secs_f64(),
+            tx_packets: 0,
+            tx_bytes: 0,
+            to,
+            tx: Tx::Idle,
+            entry: Entry::of(queue),
+            wireless: cfg.wireless.is_some(),
+            lossy: cfg.loss.is_some(),
+        }
+    }
+
+    /// Whether the link is up.
+    #[inline]
+    pub fn up(&self) -> bool {
+        self.entry != Entry::Down
+    }
+}
+
+/// The rest of a link direction's run-time state (the hot part is [`LinkHot`]). The random
+/// streams and the wireless model, touched only by RED's early drops, loss models and
+/// wireless hops, are boxed.
+#[derive(Clone, Debug)]
+pub(crate) struct Link {
+    pub from: NodeId,
+    /// The same as `LinkHot::to` (it never changes), for what reads the cold part anyway.
+    pub to: NodeId,
+    pub bandwidth_bps: u64,
     /// A wireless frame that will fail every attempt: dropped when the exchange ends.
     pub lost_in_tx: Option<Slot>,
     pub queue: Queue<Slot>,
     pub loss: Option<LossModel>,
     pub stats: LinkStats,
-    pub from: NodeId,
     /// What the TTL check at the end of the link does with an expired packet.
     pub ttl_expiry: crate::policy::TtlExpiry,
     pub cold: Box<LinkCold>,
@@ -131,11 +194,11 @@ pub(crate) struct Link {
 pub(crate) enum Tx {
     /// Nothing is being transmitted.
     Idle,
-    /// Busy until `Link::busy_until`, with no event: nothing waits and nothing fails at the
+    /// Busy until `LinkHot::busy_until`, with no event: nothing waits and nothing fails at the
     /// end, so the end only makes the link idle, and whatever next touches the link does
     /// that if the end is past (`Simulator::settle_tx_done`).
     Deferred,
-    /// Busy until `Link::busy_until`, whose "transmission done" event is in the scheduler.
+    /// Busy until `LinkHot::busy_until`, whose "transmission done" event is in the scheduler.
     Queued,
 }
 

@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
 use crate::agents::AnyAgent;
-use crate::link::{Link, LinkId, LinkSettings, LinkUpdate, Tx};
+use crate::link::{Entry, Link, LinkHot, LinkId, LinkSettings, LinkUpdate, Tx};
 use crate::loss::{LossConfig, LossModel};
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet};
 use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
@@ -375,6 +375,8 @@ pub struct Simulator<M: Metering = FullStats> {
     nodes: Vec<NodePolicy>,
     /// Each node's random processing delay; empty when no node has one.
     node_stages: Vec<NodeStage>,
+    /// What a hop reads and writes of each link, by link id; the rest is in `links`.
+    hot: Vec<LinkHot>,
     links: Vec<Link>,
     /// Each link's queue gauges, copied into its [`LinkStats`] at the end of a run.
     queue_gauges: Vec<QueueGauges>,
@@ -428,6 +430,7 @@ impl<M: Metering> Simulator<M> {
         names: Vec<String>,
         nodes: Vec<NodePolicy>,
         node_stages: Vec<NodeStage>,
+        hot: Vec<LinkHot>,
         links: Vec<Link>,
         agents: Vec<AgentSlot>,
         flows: Vec<FlowState>,
@@ -436,13 +439,8 @@ impl<M: Metering> Simulator<M> {
         tracer: Option<Tracer>,
         limits: Limits,
     ) -> Simulator<M> {
-        let routes = Routes::compute(
-            names.len(),
-            &links
-                .iter()
-                .map(|l| (l.from, l.to, l.up))
-                .collect::<Vec<_>>(),
-        );
+        debug_assert_eq!(hot.len(), links.len());
+        let routes = Routes::compute(names.len(), &link_ends(&hot, &links));
         let mut timer_agent = Vec::new();
         for (i, a) in agents.iter().enumerate() {
             debug_assert_eq!(a.timer_base as usize, timer_agent.len());
@@ -458,6 +456,7 @@ impl<M: Metering> Simulator<M> {
             nodes,
             node_stages,
             queue_gauges: vec![QueueGauges::new(stats.bin_width); links.len()],
+            hot,
             links,
             store: PacketStore::default(),
             routes,
@@ -1081,31 +1080,35 @@ impl<M: Metering> Simulator<M> {
     #[inline(always)]
     fn enqueue<const TRACE: bool>(&mut self, l: usize, slot: Slot) {
         self.trace_slot::<TRACE>(TraceEvent::Enqueue, l, &slot);
-        if !self.links[l].up {
+        let entry = self.hot[l].entry;
+        if entry == Entry::Down {
             self.drop_slot(Some(l), slot, DropCause::Down);
             return;
         }
         self.settle_before_now(l);
         let now = self.now;
-        let link = &mut self.links[l];
-        if link.tx == Tx::Idle && link.queue.passes_through(&slot) {
-            // An idle link with an empty DropTail: what enqueue, dequeue and the queue gauge
-            // update (zero to zero) would do is nothing; transmit at once.
-            self.transmit::<TRACE>(l, slot);
+        // An idle link's queue is empty: with an empty DropTail, what enqueue, dequeue and the
+        // queue gauge update (zero to zero) would do is nothing; transmit at once.
+        if self.hot[l].tx == Tx::Idle
+            && (entry == Entry::Direct || self.links[l].queue.passes_through(&slot))
+        {
+            debug_assert!(self.links[l].queue.passes_through(&slot));
+            self.transmit::<TRACE>(l, slot, false);
             return;
         }
+        let link = &mut self.links[l];
         let dropped = link.queue.enqueue(slot, now, &mut link.cold.queue_rng);
         if let Some(d) = dropped {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
         // NS-2 Queue::recv: an idle link takes the packet at once.
-        let link = &mut self.links[l];
-        match link.tx {
+        let hot = &mut self.hot[l];
+        match hot.tx {
             Tx::Idle => self.start_tx::<TRACE>(l),
             Tx::Deferred => {
                 // A packet now waits: the transmission's end must be an event after all.
-                link.tx = Tx::Queued;
-                let k = link.busy_until;
+                hot.tx = Tx::Queued;
+                let k = hot.busy_until;
                 self.push(k, Event::TxDone(l as u32));
                 self.note_queue(l);
             }
@@ -1126,8 +1129,8 @@ impl<M: Metering> Simulator<M> {
     /// event with that key. Event order, and so every result, is unchanged; only the `events`
     /// count drops (about a quarter of all events on a dumbbell's uncongested links).
     fn settle_tx_done(&mut self, l: usize, ran: impl Fn(Key) -> bool) {
-        let link = &self.links[l];
-        if link.tx == Tx::Deferred && ran(link.busy_until) {
+        let hot = &self.hot[l];
+        if hot.tx == Tx::Deferred && ran(hot.busy_until) {
             self.end_deferred_tx(l);
         }
     }
@@ -1136,8 +1139,8 @@ impl<M: Metering> Simulator<M> {
     /// link (a closure there was an out-of-line call per enqueue).
     #[inline(always)]
     fn settle_before_now(&mut self, l: usize) {
-        let link = &self.links[l];
-        if link.tx == Tx::Deferred && link.busy_until < self.cur {
+        let hot = &self.hot[l];
+        if hot.tx == Tx::Deferred && hot.busy_until < self.cur {
             self.end_deferred_tx(l);
         }
     }
@@ -1145,28 +1148,34 @@ impl<M: Metering> Simulator<M> {
     /// The deferred transmission end of link `l` is past: the link is idle since then.
     #[inline(always)]
     fn end_deferred_tx(&mut self, l: usize) {
-        let link = &mut self.links[l];
-        link.tx = Tx::Idle;
-        // What `on_tx_done` → `start_tx` does at the end with nothing queued.
-        link.queue.went_idle(link.busy_until.time());
+        let hot = &mut self.hot[l];
+        hot.tx = Tx::Idle;
+        // What `on_tx_done` → `start_tx` does at the end with nothing queued (only RED, among
+        // the queues that are not `Entry::Direct`, does something).
+        if hot.entry != Entry::Direct {
+            let t = hot.busy_until.time();
+            self.links[l].queue.went_idle(t);
+        }
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.
         debug_assert!(
-            !M::QUEUES || (link.queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
+            !M::QUEUES || (self.links[l].queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
         );
     }
 
     /// The link is free: start the next transmission, if a packet waits.
     fn start_tx<const TRACE: bool>(&mut self, l: usize) {
         let now = self.now;
-        let Some(slot) = self.links[l].queue.dequeue(now) else {
-            self.links[l].tx = Tx::Idle;
+        let queue = &mut self.links[l].queue;
+        let Some(slot) = queue.dequeue(now) else {
+            self.hot[l].tx = Tx::Idle;
             self.note_queue(l);
             return;
         };
+        let waiting = !queue.is_empty();
         self.note_queue(l);
-        self.transmit::<TRACE>(l, slot);
+        self.transmit::<TRACE>(l, slot, waiting);
     }
 
     /// A packet leaves a queue: a mark the queue set reaches the packet.
@@ -1178,23 +1187,24 @@ impl<M: Metering> Simulator<M> {
         s.id
     }
 
-    /// The packet in `slot` left the link's queue: occupy the link for its transmission, then
-    /// propagate it.
+    /// The packet in `slot` left the link's queue (`waiting`: packets wait behind it): occupy
+    /// the link for its transmission, then propagate it.
     #[inline(always)]
-    fn transmit<const TRACE: bool>(&mut self, l: usize, mut slot: Slot) {
+    fn transmit<const TRACE: bool>(&mut self, l: usize, mut slot: Slot, waiting: bool) {
         let id = self.unslot(slot);
         slot.ce = false;
         self.trace_slot::<TRACE>(TraceEvent::Dequeue, l, &slot);
         self.hops += 1;
         let size = slot.size;
-        let link = &mut self.links[l];
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += u64::from(size);
+        let hot = &mut self.hot[l];
+        hot.tx_packets += 1;
+        hot.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
         // at clock + (txtime + delay), the queue's resume at clock + txtime.
-        let wired = 8.0 * f64::from(size) / link.bandwidth_f64;
-        let (txt, delivered) = if link.wireless {
-            wireless_exchange(link, &self.store[id], size, wired)
+        let wired = 8.0 * f64::from(size) / hot.bandwidth_f64;
+        let delay_secs = hot.delay_secs;
+        let (txt, delivered) = if hot.wireless {
+            wireless_exchange(&mut self.links[l], &self.store[id], size, wired)
         } else {
             (wired, true)
         };
@@ -1206,7 +1216,7 @@ impl<M: Metering> Simulator<M> {
         // with no clamp: `txt` and the delay are never negative (bandwidths are positive) and
         // floating-point addition is monotone (`push` asserts the first).
         let done_secs = self.now_secs + txt;
-        let arrival_secs = self.now_secs + (txt + link.delay_secs);
+        let arrival_secs = self.now_secs + (txt + delay_secs);
         if delivered {
             // The arrival is scheduled first, then the resume (a shortened delay lets this
             // packet overtake earlier ones still propagating, as in NS-2).
@@ -1216,31 +1226,32 @@ impl<M: Metering> Simulator<M> {
             };
             self.push(key, Event::Arrive(slot));
         } else {
-            link.lost_in_tx = Some(slot);
+            debug_assert!(self.links[l].lost_in_tx.is_none());
+            self.links[l].lost_in_tx = Some(slot);
         }
         let key = Key {
             secs: done_secs,
             seq: self.next_seq(),
         };
-        let link = &mut self.links[l];
-        link.busy_until = key;
+        let hot = &mut self.hot[l];
+        hot.busy_until = key;
         // Nothing waits and nothing fails at the end: defer the event (`settle_tx_done`).
-        if link.queue.is_empty() && link.lost_in_tx.is_none() {
-            link.tx = Tx::Deferred;
+        if !waiting && delivered {
+            hot.tx = Tx::Deferred;
         } else {
-            link.tx = Tx::Queued;
+            hot.tx = Tx::Queued;
             self.push(key, Event::TxDone(l as u32));
         }
     }
 
     fn on_tx_done<const TRACE: bool>(&mut self, l: usize, key: Key) {
-        let Some(link) = self.links.get_mut(l) else {
+        let Some(hot) = self.hot.get(l) else {
             return;
         };
-        if link.tx != Tx::Queued || link.busy_until != key {
+        if hot.tx != Tx::Queued || hot.busy_until != key {
             return; // the link went down meanwhile
         }
-        if let Some(s) = link.lost_in_tx.take() {
+        if let Some(s) = self.links[l].lost_in_tx.take() {
             self.drop_slot(Some(l), s, DropCause::Link);
         }
         self.start_tx::<TRACE>(l);
@@ -1248,20 +1259,25 @@ impl<M: Metering> Simulator<M> {
 
     /// Packet `s` reaches the far end of the link at its route cursor (a link failure
     /// removes the arrivals of the packets it drops from the scheduler, so every arrival that
-    /// pops is live).
+    /// pops is live). Inlined into the event loop, its one caller: most events are arrivals.
+    #[inline(always)]
     fn on_arrive<const TRACE: bool>(&mut self, mut s: Slot) {
         let l = self.paths.entry(s.path) as usize;
-        let link = &mut self.links[l];
+        let hot = &self.hot[l];
+        let to = hot.to;
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
-        if let Some(m) = &mut link.loss {
-            if m.lose(&self.store[s.id], &mut link.cold.loss_rng) {
-                self.drop_slot(Some(l), s, DropCause::Link);
-                return;
+        if hot.lossy {
+            let link = &mut self.links[l];
+            if let Some(m) = &mut link.loss {
+                if m.lose(&self.store[s.id], &mut link.cold.loss_rng) {
+                    self.drop_slot(Some(l), s, DropCause::Link);
+                    return;
+                }
             }
         }
         // TTLChecker: ttl − 1 ≤ 0 drops; the link's policy may send a notice back.
-        let to = link.to;
         if s.ttl <= 1 {
+            let link = &self.links[l];
             let pkt = &mut self.store[s.id];
             pkt.ttl = s.ttl;
             let notice = link.ttl_expiry.notice(pkt, to, self.now);
@@ -1330,17 +1346,21 @@ impl<M: Metering> Simulator<M> {
             LinkUpdate::Down => false,
             LinkUpdate::Up => true,
         };
-        if self.links[l].up == up {
+        if self.hot[l].up() == up {
             return;
         }
-        self.links[l].up = up;
+        self.hot[l].entry = if up {
+            Entry::of(&self.links[l].queue)
+        } else {
+            Entry::Down
+        };
         if !up {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
             let now = self.now;
             let link = &mut self.links[l];
             let mut victims: Vec<Slot> = link.queue.clear(now).into_iter().collect();
             victims.extend(link.lost_in_tx.take());
-            link.tx = Tx::Idle;
+            self.hot[l].tx = Tx::Idle;
             // Packets propagating: their arrival events, in the order they would have arrived.
             let (l32, paths) = (l as u32, &self.paths);
             victims.extend(
@@ -1357,32 +1377,29 @@ impl<M: Metering> Simulator<M> {
             }
             self.note_queue(l);
         }
-        self.routes = Routes::compute(
-            self.names.len(),
-            &self
-                .links
-                .iter()
-                .map(|l| (l.from, l.to, l.up))
-                .collect::<Vec<_>>(),
-        );
+        self.routes = Routes::compute(self.names.len(), &link_ends(&self.hot, &self.links));
         self.paths.new_epoch();
     }
 
     /// New link parameters; transmissions already started keep theirs (`start_tx` reads
     /// them when a transmission starts, as NS-2's `LinkDelay::recv` does).
     fn apply_settings(&mut self, l: usize, s: LinkSettings) {
-        let link = &mut self.links[l];
+        let (link, hot) = (&mut self.links[l], &mut self.hot[l]);
         if let Some(b) = s.bandwidth_bps {
             link.bandwidth_bps = b;
-            link.bandwidth_f64 = b as f64;
+            hot.bandwidth_f64 = b as f64;
         }
         if let Some(d) = s.delay {
-            link.delay_secs = d.as_secs_f64();
+            hot.delay_secs = d.as_secs_f64();
         }
         if let Some(n) = s.queue_limit {
             link.queue.set_limit(n);
+            if hot.up() {
+                hot.entry = Entry::of(&link.queue);
+            }
         }
         if let Some(p) = s.loss_rate {
+            hot.lossy = true;
             match &mut link.loss {
                 Some(m) => m.set_rate(p),
                 None => link.loss = Some(LossModel::new(&LossConfig::Bernoulli { p })),
@@ -1496,10 +1513,15 @@ impl<M: Metering> Simulator<M> {
             links: self
                 .links
                 .iter()
-                .map(|l| LinkResults {
+                .zip(&self.hot)
+                .map(|(l, h)| LinkResults {
                     from: l.from,
                     to: l.to,
-                    stats: l.stats.clone(),
+                    stats: LinkStats {
+                        tx_packets: h.tx_packets,
+                        tx_bytes: h.tx_bytes,
+                        ..l.stats.clone()
+                    },
                     red: l.queue.as_red().map(|r| r.counters()),
                 })
                 .collect(),
@@ -1591,6 +1613,15 @@ fn wireless_exchange(link: &mut Link, pkt: &Packet, size: u32, wired: f64) -> (f
         e.busy_ns as f64 / 1e9
     };
     (txt, e.delivered)
+}
+
+/// Each link's ends and whether it is up, for the routing table.
+fn link_ends(hot: &[LinkHot], links: &[Link]) -> Vec<(NodeId, NodeId, bool)> {
+    links
+        .iter()
+        .zip(hot)
+        .map(|(l, h)| (l.from, l.to, h.up()))
+        .collect()
 }
 
 /// A time in seconds, as NS-2 holds it.

@@ -97,6 +97,11 @@ impl<P: Queued> DropTail<P> {
             }
     }
 
+    /// Whether `passes_through` holds for every packet while the queue is empty.
+    pub(crate) fn passes_any_when_empty(&self) -> bool {
+        !self.cfg.in_bytes && 1 < self.cfg.limit
+    }
+
     /// The next packet to transmit.
     pub fn dequeue(&mut self) -> Option<P> {
         let p = self.q.pop_front()?;

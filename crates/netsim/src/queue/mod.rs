@@ -152,6 +152,15 @@ impl<P: Queued> Queue<P> {
         }
     }
 
+    /// Whether `passes_through` holds for every packet while the queue is empty: a DropTail
+    /// counting packets with a limit above one (in bytes, it depends on the packet's size).
+    pub(crate) fn passes_any_when_empty(&self) -> bool {
+        match self {
+            Queue::DropTail(q) => q.passes_any_when_empty(),
+            Queue::Red(_) => false,
+        }
+    }
+
     /// The next packet to transmit, called when the link becomes free.
     pub fn dequeue(&mut self, now: Time) -> Option<P> {
         match self {
