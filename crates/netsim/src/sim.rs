@@ -1445,8 +1445,8 @@ impl<M: Metering> Simulator<M> {
     fn trace_id(&mut self, ev: TraceEvent, l: usize, id: u32, cause: Option<DropCause>) {
         if let Some(t) = &mut self.tracer {
             let link = &self.links[l];
-            let pkt = &self.store[id];
-            trace_line(t, self.cur.time(), link, &self.flows, &self.agents, ev, pkt, cause);
+            let (pkt, now) = (&self.store[id], self.cur.time());
+            trace_line(t, now, link, &self.flows, &self.agents, ev, pkt, cause);
         }
     }
 
