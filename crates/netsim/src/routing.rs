@@ -238,6 +238,13 @@ impl Paths {
         self.entries[cursor as usize]
     }
 
+    /// [`Paths::entry`] on the hop path, without the bounds check (`crate::unchecked`):
+    /// `cursor` came from [`Paths::route`], and the arena only grows.
+    #[inline(always)]
+    pub(crate) fn hop_entry(&mut self, cursor: u32) -> u32 {
+        *crate::unchecked::at_mut(&mut self.entries, cursor as usize)
+    }
+
     /// Whether `cursor` belongs to the current routes.
     #[inline(always)]
     pub fn current(&self, cursor: u32) -> bool {

@@ -966,7 +966,7 @@ impl<M: Metering> Simulator<M> {
             // Not routed yet, or routed before the routes last changed.
             s.path = self.route(node, self.store[s.id].dst);
         }
-        let next = self.paths.entry(s.path);
+        let next = self.paths.hop_entry(s.path);
         if next >= PATH_END {
             // The packet's own TTL is brought up to date for its agent (or its drop).
             self.store[s.id].ttl = s.ttl;
@@ -1076,11 +1076,18 @@ impl<M: Metering> Simulator<M> {
         }
     }
 
+    /// Link `l`'s hot record, `l` read from a route's path (`crate::unchecked`: no bounds
+    /// check on the hop path).
+    #[inline(always)]
+    fn hot_at(&mut self, l: usize) -> &mut LinkHot {
+        crate::unchecked::at_mut(&mut self.hot, l)
+    }
+
     /// Offer packet `slot` (its cursor at link `l` on its route) to link `l`'s queue.
     #[inline(always)]
     fn enqueue<const TRACE: bool>(&mut self, l: usize, slot: Slot) {
         self.trace_slot::<TRACE>(TraceEvent::Enqueue, l, &slot);
-        let entry = self.hot[l].entry;
+        let entry = self.hot_at(l).entry;
         if entry == Entry::Down {
             self.drop_slot(Some(l), slot, DropCause::Down);
             return;
@@ -1089,7 +1096,7 @@ impl<M: Metering> Simulator<M> {
         let now = self.now;
         // An idle link's queue is empty: with an empty DropTail, what enqueue, dequeue and the
         // queue gauge update (zero to zero) would do is nothing; transmit at once.
-        if self.hot[l].tx == Tx::Idle
+        if self.hot_at(l).tx == Tx::Idle
             && (entry == Entry::Direct || self.links[l].queue.passes_through(&slot))
         {
             debug_assert!(self.links[l].queue.passes_through(&slot));
@@ -1102,7 +1109,7 @@ impl<M: Metering> Simulator<M> {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
         // NS-2 Queue::recv: an idle link takes the packet at once.
-        let hot = &mut self.hot[l];
+        let hot = self.hot_at(l);
         match hot.tx {
             Tx::Idle => self.start_tx::<TRACE>(l),
             Tx::Deferred => {
@@ -1139,8 +1146,9 @@ impl<M: Metering> Simulator<M> {
     /// link (a closure there was an out-of-line call per enqueue).
     #[inline(always)]
     fn settle_before_now(&mut self, l: usize) {
-        let hot = &self.hot[l];
-        if hot.tx == Tx::Deferred && hot.busy_until < self.cur {
+        let cur = self.cur;
+        let hot = self.hot_at(l);
+        if hot.tx == Tx::Deferred && hot.busy_until < cur {
             self.end_deferred_tx(l);
         }
     }
@@ -1196,7 +1204,7 @@ impl<M: Metering> Simulator<M> {
         self.trace_slot::<TRACE>(TraceEvent::Dequeue, l, &slot);
         self.hops += 1;
         let size = slot.size;
-        let hot = &mut self.hot[l];
+        let hot = self.hot_at(l);
         hot.tx_packets += 1;
         hot.tx_bytes += u64::from(size);
         // NS-2 LinkDelay: txtime = 8 · size / bandwidth in double; the arrival is scheduled
@@ -1233,7 +1241,7 @@ impl<M: Metering> Simulator<M> {
             secs: done_secs,
             seq: self.next_seq(),
         };
-        let hot = &mut self.hot[l];
+        let hot = self.hot_at(l);
         hot.busy_until = key;
         // Nothing waits and nothing fails at the end: defer the event (`settle_tx_done`).
         if !waiting && delivered {
@@ -1262,8 +1270,8 @@ impl<M: Metering> Simulator<M> {
     /// pops is live). Inlined into the event loop, its one caller: most events are arrivals.
     #[inline(always)]
     fn on_arrive<const TRACE: bool>(&mut self, mut s: Slot) {
-        let l = self.paths.entry(s.path) as usize;
-        let hot = &self.hot[l];
+        let l = self.paths.hop_entry(s.path) as usize;
+        let hot = self.hot_at(l);
         let to = hot.to;
         // NS-2 order after the delay line: loss module, TTL checker, `r` trace, node.
         if hot.lossy {

@@ -172,3 +172,20 @@ fn bad_bench_input_is_one_line_and_exit_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// A scenario NS-2 cannot run is refused before anything runs, naming the file once, what NS-2
+/// cannot express and what to write instead.
+#[test]
+fn vs_ns2_refuses_what_ns2_cannot_express() {
+    let file = "scenarios/seeds/family/faster-restart.toml";
+    let out = tfrclab(&["bench", "--vs-ns2", "--reps", "1", file]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches(file).count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("error: {file}: cannot export")),
+        "{err}"
+    );
+    assert!(err.contains("instead: profile = \"ns2\""), "{err}");
+    assert!(out.stdout.is_empty());
+}

@@ -312,8 +312,9 @@ fn run_speed(args: &SpeedArgs) -> anyhow::Result<ExitCode> {
             Err(code) => return Ok(code),
         };
         if args.common.vs_ns2 {
+            // The export error names the file itself.
             if let Err(e) = lab::ns2::export(&s, &lab::ns2::ExportOptions::untraced()) {
-                eprintln!("error: {}: {e}", f.display());
+                eprintln!("error: {e}");
                 return Ok(ExitCode::from(crate::EXIT_BAD_INPUT));
             }
         }

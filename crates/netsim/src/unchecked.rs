@@ -1,0 +1,31 @@
+//! The simulator's one unchecked read (issue 30's allowance: "one audited function with a
+//! debug assertion and a comment saying why").
+//!
+//! Why: a packet-hop indexes a link's hot record ([`crate::link::LinkHot`]) four to six
+//! times and its route's path arena twice; each bounds check is a compare, a branch and the
+//! panic path's register pressure. Measured with callgrind on the 100-NewReno × 1 Gb/s
+//! dumbbell (`docs/performance.md`, "Third round"), the checks at those sites cost ≈ 19
+//! instructions per packet-hop, 3% of the hop.
+//!
+//! Where it is used, the index is valid by construction and never comes from input: a link
+//! id read from the path arena (every entry below `PATH_END` is a link id the routes were
+//! computed over, and links are never removed), and a path cursor (cursors are handed out by
+//! `Paths::route`, which only appends to the arena; `new_epoch` does not shrink it). The
+//! debug assertion checks that on every call when the crate is built with debug assertions
+//! (`cargo test -p netsim` runs so; `CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true` for release).
+
+#![allow(unsafe_code)]
+
+/// `&mut v[i]` without the bounds check, for an index the simulator made valid when it built
+/// the network (see the module's documentation for the sites and their invariants).
+#[inline(always)]
+pub(crate) fn at_mut<T>(v: &mut [T], i: usize) -> &mut T {
+    debug_assert!(
+        i < v.len(),
+        "index {i} out of {} (simulator invariant)",
+        v.len()
+    );
+    // SAFETY: every caller passes an index below `v.len()` (the invariants above; checked
+    // by the assertion in debug builds).
+    unsafe { v.get_unchecked_mut(i) }
+}
