@@ -331,6 +331,10 @@ impl TcpSink {
     /// The ECE bit of the ACK of a packet with flags `of` (and `held`, the delayed one), after
     /// updating `ecn_unacked_` from them, in NS-2's order: CWR clears, then CE sets.
     fn ecn_echo(&mut self, of: EcnFlags, held: Option<EcnFlags>) -> bool {
+        if held.is_none() && of == EcnFlags::default() {
+            // No flag anywhere (every packet of a non-ECN flow): no test below holds.
+            return false;
+        }
         // No held packet counts as one with no flags: it sets none of the tests below.
         let h = held.unwrap_or_default();
         if of.cwr || h.cwr {
@@ -377,12 +381,13 @@ impl Agent for TcpSink {
     fn on_stop(&mut self, _ctx: &mut AgentCtx<'_>) {}
 
     fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
+        // Borrowed, not copied: the packet lies in the store for the whole call.
         let hdr = match (&pkt.kind, &pkt.header) {
-            (PacketKind::Tcp, Header::Tcp(h)) => *h,
+            (PacketKind::Tcp, Header::Tcp(h)) => h,
             _ => return,
         };
         self.stats.packets += 1;
-        let flags = EcnFlags::of(pkt, &hdr);
+        let flags = EcnFlags::of(pkt, hdr);
         self.update_ts(hdr.seqno, hdr.ts);
         self.update(hdr.seqno, pkt.size);
         if let Some(s) = self.sacker.as_mut() {

@@ -660,22 +660,28 @@ impl TcpSender {
         if self.cfg.variant == TcpVariant::Sack {
             return self.sack1_send_much(force, maxburst, ctx);
         }
-        let mut win = self.window();
-        let mut npackets = 0u32;
         if !force && self.delsnd_timer.is_some() {
             return;
         }
-        while self.t_seqno <= self.highest_ack + win && self.t_seqno < self.curseq {
-            if self.cfg.overhead.is_zero() || force {
-                self.output(self.t_seqno, ctx);
-                npackets += 1;
-                self.t_seqno += 1;
-            } else if self.delsnd_timer.is_none() {
+        // `output` changes neither the window nor `highest_ack_`, so the limit NS-2 recomputes
+        // per packet is computed once.
+        let limit = self.highest_ack + self.window();
+        if !force && !self.cfg.overhead.is_zero() {
+            // The delayed-send timer is not armed here (checked above): the first packet waits
+            // for it.
+            if self.t_seqno <= limit && self.t_seqno < self.curseq {
                 self.arm_delsnd(ctx);
-                return;
             }
-            win = self.window();
-            if maxburst != 0 && npackets == maxburst {
+            return;
+        }
+        let mut npackets = 0u32;
+        // `output` may move `curseq_` (the SYN's), so it is read per packet.
+        while self.t_seqno <= limit && self.t_seqno < self.curseq {
+            self.output(self.t_seqno, ctx);
+            npackets += 1;
+            self.t_seqno += 1;
+            // `npackets` is at least 1 here, so `maxburst` 0 (unlimited) never matches.
+            if npackets == maxburst {
                 break;
             }
         }
@@ -819,6 +825,7 @@ impl TcpSender {
     }
 
     /// `newack()`: a new cumulative ACK. Takes the RTT sample if it covers the timed packet.
+    #[inline]
     pub(crate) fn newack(&mut self, ack: i64, now: Time) {
         if !self.cfg.timerfix {
             self.newtimer(now, ack);
@@ -953,11 +960,12 @@ impl Agent for TcpSender {
     }
 
     fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
+        // Borrowed, not copied: the ACK lies in the packet store for the whole call.
         let hdr = match (&pkt.kind, &pkt.header) {
-            (PacketKind::Ack, Header::Tcp(h)) => *h,
+            (PacketKind::Ack, Header::Tcp(h)) => h,
             _ => return,
         };
-        self.recv_common(&hdr);
+        self.recv_common(hdr);
         // A real sink never ACKs beyond what was sent; bounding the value keeps sequence
         // arithmetic overflow-free on arbitrary input without changing any genuine ACK.
         let ack = hdr.seqno.clamp(-1, 2 * TCP_MAXSEQ);

@@ -47,6 +47,9 @@ pub struct RttEstimator {
     rtxcur: u64,
     /// Backoff multiplier, 1 when not backed off.
     backoff: u64,
+    /// `rtt_timeout()` of the fields above, kept up to date by every change to them: the
+    /// sender arms its timer with it on every ACK, and it changes about once per RTT.
+    rto: u64,
 }
 
 impl RttEstimator {
@@ -54,7 +57,7 @@ impl RttEstimator {
     pub fn new(p: RttParams) -> Self {
         let tick = p.tick.max(1);
         let p = RttParams { tick, ..p };
-        RttEstimator {
+        let mut e = RttEstimator {
             rtt: 0,
             srtt: p.srtt_init_ticks.saturating_mul(1 << p.srtt_bits.min(16)),
             rttvar: p
@@ -62,8 +65,11 @@ impl RttEstimator {
                 .saturating_mul(1 << p.rttvar_bits.min(16)),
             rtxcur: p.rtxcur_init,
             backoff: 1,
+            rto: 0,
             p,
-        }
+        };
+        e.rto = e.compute_timeout();
+        e
     }
 
     /// `rtt_update(tao)`: a sample of `tao_ns` for a segment sent at `sent_ns`, with the agent's
@@ -107,10 +113,17 @@ impl RttEstimator {
         };
         let ticks = (var_term.saturating_add(i64::from(self.srtt)) >> sb).max(0) as u64;
         self.rtxcur = ticks.saturating_mul(tick);
+        self.rto = self.compute_timeout();
     }
 
     /// `rtt_timeout()`: the retransmission timeout to arm now, in ns.
+    #[inline]
     pub fn timeout(&self) -> u64 {
+        self.rto
+    }
+
+    /// `rtt_timeout()` computed from `rtxcur` and `backoff`.
+    fn compute_timeout(&self) -> u64 {
         let mut t = if self.p.rfc2988 {
             if self.rtxcur < self.p.min_rto {
                 self.p.min_rto.saturating_mul(self.backoff)
@@ -140,11 +153,15 @@ impl RttEstimator {
                 .saturating_add(self.srtt >> self.p.srtt_bits.min(16));
             self.srtt = 0;
         }
+        self.rto = self.compute_timeout();
     }
 
     /// End the backoff (a valid sample was taken).
     pub fn reset_backoff(&mut self) {
-        self.backoff = 1;
+        if self.backoff != 1 {
+            self.backoff = 1;
+            self.rto = self.compute_timeout();
+        }
     }
 
     /// The backoff multiplier (`backoff_`).
