@@ -6,9 +6,10 @@
 //! pending events, in comparisons and in moving entries down eight levels. What replaced it,
 //! each part measured:
 //! - a key is 16 bytes, NS-2's double time and a sequence number; the event's nanosecond time
-//!   is derived ([`Key::time`]), once when the event runs. Rounding is monotone (a later double
-//!   never rounds to an earlier nanosecond), so the double alone orders events exactly as
-//!   (nanoseconds, double) did, and no transmission rounds its two times at push;
+//!   is derived ([`Key::time`]) where the running event reads it, not for every event.
+//!   Rounding is monotone (a later double never rounds to an earlier nanosecond), so the
+//!   double alone orders events exactly as (nanoseconds, double) did, and no transmission
+//!   rounds its two times at push;
 //! - [`EventQueue`] is a timing wheel for the next 31 ms plus a second level and a heap for
 //!   later events: pending events are mostly transmission ends and propagation arrivals a
 //!   few µs to ms ahead, so a pop is a bitmap scan and a list unlink instead of a walk down

@@ -363,10 +363,12 @@ mod sealed {
 
 /// A built network, ready to run, measuring what `M` says.
 pub struct Simulator<M: Metering = FullStats> {
+    /// The clock between runs: the last event's time, or the end of the last run if later.
+    /// During a run, events read `cur.time()` instead.
     now: Time,
-    /// NS-2's double-precision clock for the current event.
-    now_secs: f64,
-    /// The key of the event being run.
+    /// The key of the event being run. Its double time is NS-2's clock; its nanosecond time
+    /// ([`Key::time`]) is rounded where it is read, not per event: most events (transmission
+    /// ends, arrivals at routers) never read it, and the rounding was 8 instructions an event.
     cur: Key,
     seq: u64,
     heap: EventQueue<Event>,
@@ -448,7 +450,6 @@ impl<M: Metering> Simulator<M> {
         }
         let mut sim = Simulator {
             now: Time::ZERO,
-            now_secs: 0.0,
             cur: Key { secs: 0.0, seq: 0 },
             seq: 0,
             heap: EventQueue::new(),
@@ -630,7 +631,6 @@ impl<M: Metering> Simulator<M> {
         }
         if until > self.now {
             self.now = until;
-            self.now_secs = secs(until);
         }
         for (l, g) in self.links.iter_mut().zip(&mut self.queue_gauges) {
             g.finish(self.now);
@@ -648,11 +648,14 @@ impl<M: Metering> Simulator<M> {
     /// whether a run traces is known before its first event, so the loop tests it once here
     /// rather than at every enqueue, dequeue and receive (`TRACE` reaches `trace_slot`).
     fn run_events(&mut self, until: Time) -> Result<(), SimError> {
-        if self.tracer.is_some() {
+        let r = if self.tracer.is_some() {
             self.event_loop::<true>(until)
         } else {
             self.event_loop::<false>(until)
-        }
+        };
+        // The clock never goes back: the later of the last event and the end of a run.
+        self.now = self.now.max(self.cur.time());
+        r
     }
 
     #[inline(always)]
@@ -663,13 +666,12 @@ impl<M: Metering> Simulator<M> {
         // "rounds before `until`, or to it from below".
         let due = |k: &Key| k.secs < until_secs;
         while let Some((key, ev)) = self.heap.pop_if(due) {
+            // Only the key: the nanosecond clock is derived from it where it is read.
             self.cur = key;
-            self.now = key.time();
-            self.now_secs = key.secs;
             if self.events == self.limits.max_events {
                 return Err(SimError::EventBudget {
                     events: self.events,
-                    at: self.now,
+                    at: self.cur.time(),
                 });
             }
             self.events += 1;
@@ -743,7 +745,7 @@ impl<M: Metering> Simulator<M> {
         {
             let (out, pkt) = self.store.lend(lent);
             let mut ctx = AgentCtx::new(
-                self.now,
+                self.cur.time(),
                 slot.flow,
                 slot.dir,
                 slot.node,
@@ -769,7 +771,7 @@ impl<M: Metering> Simulator<M> {
             self.sent.clear();
         }
         if !self.reqs.is_empty() {
-            let (now, now_secs) = (self.now, self.now_secs);
+            let (now, now_secs) = (self.cur.time(), self.cur.secs);
             for i in 0..self.reqs.len() {
                 let r = self.reqs[i];
                 let ti = base + usize::from(r.id);
@@ -792,7 +794,7 @@ impl<M: Metering> Simulator<M> {
             TimerPop::Fire => {
                 let idx = self.timer_agent[ti] as usize;
                 let slot = &mut self.agents[idx];
-                let now = self.now;
+                let now = self.cur.time();
                 if slot.stuck.0 == now {
                     slot.stuck.1 += 1;
                     if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
@@ -828,7 +830,7 @@ impl<M: Metering> Simulator<M> {
         self.flows[slot.flow as usize].acct[d].sent += 1;
         if meter {
             let i = 2 * slot.flow as usize + d;
-            self.meters.on_sent(i, self.now, size, payload);
+            self.meters.on_sent(i, self.cur.time(), size, payload);
         }
         let staged = slot.egress.holds(protected);
         self.count_sent();
@@ -887,7 +889,7 @@ impl<M: Metering> Simulator<M> {
 
     /// Queue packet `id` in the agent's outgoing (`egress`) or incoming host stage.
     fn enter_stage(&mut self, idx: usize, id: u32, egress: bool) {
-        let (now_secs, seq) = (self.now_secs, self.next_seq());
+        let (now_secs, seq) = (self.cur.secs, self.next_seq());
         let protected = self.store[id].protected;
         let slot = &mut self.agents[idx];
         let stage = if egress {
@@ -937,7 +939,7 @@ impl<M: Metering> Simulator<M> {
         if !self.node_stages.is_empty() && self.node_stages[node as usize].holds() {
             // The stage holds handles: the packet keeps its TTL, and is routed when it leaves.
             self.store[s.id].ttl = s.ttl;
-            let (now_secs, seq) = (self.now_secs, self.next_seq());
+            let (now_secs, seq) = (self.cur.secs, self.next_seq());
             if let Some(key) = self.node_stages[node as usize].push(s.id, now_secs, seq) {
                 self.push(key, Event::Node(node));
             }
@@ -1016,12 +1018,12 @@ impl<M: Metering> Simulator<M> {
         f.acct[d].delivered += 1;
         if M::FLOWS && metered(pkt) {
             let (i, m) = (2 * pkt.flow as usize + d, &mut self.meters);
-            m.on_delivered(i, self.now, pkt.sent_at, pkt.size, pkt.payload);
+            m.on_delivered(i, self.cur.time(), pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
-                m.on_exposed(i, self.now);
+                m.on_exposed(i, self.cur.time());
             }
             if pkt.ce {
-                m.on_marked(i, self.now);
+                m.on_marked(i, self.cur.time());
             }
         }
         self.call_agent_lending::<TRACE>(idx, id, |a, pkt, ctx| {
@@ -1051,7 +1053,7 @@ impl<M: Metering> Simulator<M> {
         f.acct[d].dropped[cause.index()] += 1;
         if M::FLOWS && metered(pkt) {
             let i = 2 * pkt.flow as usize + d;
-            self.meters.on_dropped(i, self.now, cause);
+            self.meters.on_dropped(i, self.cur.time(), cause);
         }
         // Only payload-carrying data packets: their sequence numbers are the ones a TFRC
         // receiver declares lost.
@@ -1072,7 +1074,7 @@ impl<M: Metering> Simulator<M> {
     fn note_queue(&mut self, l: usize) {
         if M::QUEUES {
             let (n, b) = self.links[l].queue.lens();
-            self.queue_gauges[l].set(self.now, n, b);
+            self.queue_gauges[l].set(self.cur.time(), n, b);
         }
     }
 
@@ -1093,7 +1095,6 @@ impl<M: Metering> Simulator<M> {
             return;
         }
         self.settle_before_now(l);
-        let now = self.now;
         // An idle link's queue is empty: with an empty DropTail, what enqueue, dequeue and the
         // queue gauge update (zero to zero) would do is nothing; transmit at once.
         if self.hot_at(l).tx == Tx::Idle
@@ -1104,7 +1105,11 @@ impl<M: Metering> Simulator<M> {
             return;
         }
         let link = &mut self.links[l];
-        let dropped = link.queue.enqueue(slot, now, &mut link.cold.queue_rng);
+        // Only RED reads the time: DropTail does not pay for its rounding.
+        let cur = self.cur;
+        let dropped = link
+            .queue
+            .enqueue_at(slot, || cur.time(), &mut link.cold.queue_rng);
         if let Some(d) = dropped {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
@@ -1174,9 +1179,9 @@ impl<M: Metering> Simulator<M> {
 
     /// The link is free: start the next transmission, if a packet waits.
     fn start_tx<const TRACE: bool>(&mut self, l: usize) {
-        let now = self.now;
+        let cur = self.cur;
         let queue = &mut self.links[l].queue;
-        let Some(slot) = queue.dequeue(now) else {
+        let Some(slot) = queue.dequeue_at(|| cur.time()) else {
             self.hot[l].tx = Tx::Idle;
             self.note_queue(l);
             return;
@@ -1223,8 +1228,8 @@ impl<M: Metering> Simulator<M> {
         // full DropTail queue drops. Neither is before now, nor the arrival before the end,
         // with no clamp: `txt` and the delay are never negative (bandwidths are positive) and
         // floating-point addition is monotone (`push` asserts the first).
-        let done_secs = self.now_secs + txt;
-        let arrival_secs = self.now_secs + (txt + delay_secs);
+        let done_secs = self.cur.secs + txt;
+        let arrival_secs = self.cur.secs + (txt + delay_secs);
         if delivered {
             // The arrival is scheduled first, then the resume (a shortened delay lets this
             // packet overtake earlier ones still propagating, as in NS-2).
@@ -1288,7 +1293,7 @@ impl<M: Metering> Simulator<M> {
             let link = &self.links[l];
             let pkt = &mut self.store[s.id];
             pkt.ttl = s.ttl;
-            let notice = link.ttl_expiry.notice(pkt, to, self.now);
+            let notice = link.ttl_expiry.notice(pkt, to, self.cur.time());
             self.drop_slot(Some(l), s, DropCause::Ttl);
             if let Some(n) = notice {
                 self.send_created::<TRACE>(n);
@@ -1315,7 +1320,7 @@ impl<M: Metering> Simulator<M> {
     fn packet_ceiling(&mut self) {
         self.stuck.get_or_insert(SimError::PacketCeiling {
             packets: self.limits.max_packets_in_network,
-            at: self.now,
+            at: self.cur.time(),
         });
     }
 
@@ -1329,7 +1334,7 @@ impl<M: Metering> Simulator<M> {
         f.acct[d].sent += 1;
         if M::FLOWS {
             let i = 2 * pkt.flow as usize + d;
-            self.meters.on_sent(i, self.now, pkt.size, 0);
+            self.meters.on_sent(i, self.cur.time(), pkt.size, 0);
         }
         let at = pkt.src;
         let id = self.store.insert(pkt);
@@ -1364,7 +1369,7 @@ impl<M: Metering> Simulator<M> {
         };
         if !up {
             // NS-2 resets the link's connectors: queued and in-transit packets are dropped.
-            let now = self.now;
+            let now = self.cur.time();
             let link = &mut self.links[l];
             let mut victims: Vec<Slot> = link.queue.clear(now).into_iter().collect();
             victims.extend(link.lost_in_tx.take());
@@ -1423,10 +1428,10 @@ impl<M: Metering> Simulator<M> {
             self.agents[*idx].agent.sample(&mut self.sample_buf);
             // Keep rows rectangular even if an agent misreports.
             self.sample_buf.resize(series.names.len(), f64::NAN);
-            series.times.push(self.now);
+            series.times.push(self.cur.time());
             series.values.extend_from_slice(&self.sample_buf);
         }
-        let next = Time::from_nanos(self.now.as_nanos().saturating_add(self.bin_ns()));
+        let next = Time::from_nanos(self.cur.time().as_nanos().saturating_add(self.bin_ns()));
         self.schedule(next, Event::Sample);
     }
 
@@ -1448,8 +1453,8 @@ impl<M: Metering> Simulator<M> {
     fn trace_id(&mut self, ev: TraceEvent, l: usize, id: u32, cause: Option<DropCause>) {
         if let Some(t) = &mut self.tracer {
             let link = &self.links[l];
-            let pkt = &self.store[id];
-            trace_line(t, self.now, link, &self.flows, &self.agents, ev, pkt, cause);
+            let (pkt, now) = (&self.store[id], self.cur.time());
+            trace_line(t, now, link, &self.flows, &self.agents, ev, pkt, cause);
         }
     }
 

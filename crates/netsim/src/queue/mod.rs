@@ -134,9 +134,21 @@ impl<P: Queued> Queue<P> {
 
     /// Offer a packet arriving at `now`; returns the packet dropped, if any.
     pub fn enqueue(&mut self, pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
+        self.enqueue_at(pkt, || now, rng)
+    }
+
+    /// [`Queue::enqueue`] with the time asked of `now` only by a discipline that reads it
+    /// (RED; the simulator's clock is rounded from a double when it is read).
+    #[inline]
+    pub fn enqueue_at(
+        &mut self,
+        pkt: P,
+        now: impl FnOnce() -> Time,
+        rng: &mut impl RngCore,
+    ) -> Option<Dropped<P>> {
         match self {
             Queue::DropTail(q) => q.enqueue(pkt),
-            Queue::Red(q) => q.enqueue(pkt, now, rng),
+            Queue::Red(q) => q.enqueue(pkt, now(), rng),
         }
     }
 
@@ -163,9 +175,16 @@ impl<P: Queued> Queue<P> {
 
     /// The next packet to transmit, called when the link becomes free.
     pub fn dequeue(&mut self, now: Time) -> Option<P> {
+        self.dequeue_at(|| now)
+    }
+
+    /// [`Queue::dequeue`] with the time asked of `now` only by a discipline that reads it
+    /// (RED).
+    #[inline]
+    pub fn dequeue_at(&mut self, now: impl FnOnce() -> Time) -> Option<P> {
         match self {
             Queue::DropTail(q) => q.dequeue(),
-            Queue::Red(q) => q.dequeue(now),
+            Queue::Red(q) => q.dequeue(now()),
         }
     }
 
