@@ -98,8 +98,10 @@ pub struct TimerId(pub u8);
 /// The most timers one agent may have.
 pub const MAX_TIMERS: usize = 16;
 
-/// A change to a timer requested during a call: the deadline (and NS-2's double-precision
-/// seconds for it, NaN when the agent gave none), or `None` to disarm.
+/// A change to a timer requested during a call: the deadline and the double-precision
+/// seconds it expires at if it is after the call's time (NS-2's double when the agent gave one
+/// that rounds to the deadline, else the nanosecond time's own value; resolved when the
+/// request is made, so that it is computed once), or `None` to disarm.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TimerReq {
     pub id: u8,
@@ -130,8 +132,7 @@ impl TimerSlot {
     /// Apply a request made in a call that ran at (`now`, `now_secs`). Returns the key to
     /// schedule, if the scheduler must get a new event. `seq` numbers keys.
     ///
-    /// The request's time is NS-2's double when the agent gave one that rounds to the
-    /// nanosecond time, else the nanosecond time's own value; a deadline not after `now`
+    /// The request's time is its resolved double ([`TimerReq`]); a deadline not after `now`
     /// expires at the current event's time. A deadline equal (as a double) to the armed one
     /// keeps its sequence number, as the simulator's single per-agent wake-up always did.
     #[inline]
@@ -146,13 +147,7 @@ impl TimerSlot {
             self.armed = None;
             return None;
         };
-        let secs = if t <= now {
-            now_secs
-        } else if secs.is_finite() && Time::from_secs_f64(secs) == t {
-            secs
-        } else {
-            secs_of(t)
-        };
+        let secs = if t <= now { now_secs } else { secs };
         // The double rounds to the deadline (or now): the expiry runs at it, not before
         // (`secs_of` may take a later nanosecond only past 2^50 ns).
         debug_assert!(
@@ -367,7 +362,7 @@ impl<'a> AgentCtx<'a> {
     /// no such timer ([`Agent::timers`]).
     #[inline]
     pub fn set_timer(&mut self, timer: TimerId, at: Time) {
-        self.request(timer, Some((at, f64::NAN)));
+        self.request(timer, Some((at, secs_of(at))));
     }
 
     /// [`AgentCtx::set_timer`], with the deadline also as the double-precision seconds NS-2
@@ -376,6 +371,12 @@ impl<'a> AgentCtx<'a> {
     /// unless it rounds to `at`.
     #[inline]
     pub fn set_timer_ns2(&mut self, timer: TimerId, at: Time, secs: f64) {
+        // The double matters only for a deadline after now (`TimerSlot::apply`).
+        let secs = if at > self.now && secs.is_finite() && Time::from_secs_f64(secs) == at {
+            secs
+        } else {
+            secs_of(at)
+        };
         self.request(timer, Some((at, secs)));
     }
 
@@ -390,21 +391,19 @@ impl<'a> AgentCtx<'a> {
 
     /// Arm `timer` at `at`, or disarm it for `None`: for agents that keep a deadline in their
     /// own state (or a sans-IO core's `poll_timeout`) and hand it over at the end of a call.
-    #[inline]
+    #[inline(always)]
     pub fn sync_timer(&mut self, timer: TimerId, at: Option<Time>) {
         match at {
             None => self.cancel_timer(timer),
             Some(t) => {
                 // Already armed there (a future deadline given without NS-2's double): no
                 // change to make.
+                let secs = secs_of(t);
                 let armed = self.timers[usize::from(timer.0)].armed;
-                if t > self.now
-                    && armed.is_some_and(|k| k.secs == secs_of(t))
-                    && self.untouched(timer)
-                {
+                if t > self.now && armed.is_some_and(|k| k.secs == secs) && self.untouched(timer) {
                     return;
                 }
-                self.request(timer, Some((t, f64::NAN)));
+                self.request(timer, Some((t, secs)));
             }
         }
     }

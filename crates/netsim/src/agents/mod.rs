@@ -148,15 +148,19 @@ macro_rules! dispatch {
 }
 
 impl Agent for AnyAgent {
+    #[inline]
     fn on_start(&mut self, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_start(ctx))
     }
+    #[inline]
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_stop(ctx))
     }
+    #[inline]
     fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_packet(pkt, ctx))
     }
+    #[inline]
     fn on_timer(&mut self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_timer(timer, ctx))
     }
