@@ -485,12 +485,21 @@ impl<E: Copy> EventQueue<E> {
         self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
     }
 
+    /// Node `n` of the arena, without the bounds check (`crate::unchecked`): every index a
+    /// list, the free list or a bucket head holds came from [`EventQueue::alloc`], below the
+    /// arena's length (only `extract` empties the arena, after emptying every list); `NIL` is
+    /// tested before any use.
+    #[inline(always)]
+    fn node(&mut self, n: u32) -> &mut Node<E> {
+        crate::unchecked::at_mut(&mut self.nodes, n as usize)
+    }
+
     #[inline(always)]
     fn alloc(&mut self, node: Node<E>) -> u32 {
         if self.free != NIL {
             let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = node;
+            self.free = self.node(n).next;
+            *self.node(n) = node;
             n
         } else {
             self.nodes.push(node);
@@ -509,25 +518,25 @@ impl<E: Copy> EventQueue<E> {
             return;
         }
         // The key alone (copying the whole node cost more than the comparisons).
-        let k = self.nodes[n as usize].order();
+        let k = self.node(n).order();
         let tail = self.l0.tail[i];
-        if self.nodes[tail as usize].order() < k {
-            self.nodes[tail as usize].next = n;
+        if self.node(tail).order() < k {
+            self.node(tail).next = n;
             self.l0.tail[i] = n;
             return;
         }
-        if k < self.nodes[head as usize].order() {
-            self.nodes[n as usize].next = head;
+        if k < self.node(head).order() {
+            self.node(n).next = head;
             self.l0.head[i] = n;
             return;
         }
         // Between head and tail: walk (rare: buckets hold a handful of events).
         let mut p = head;
         loop {
-            let next = self.nodes[p as usize].next;
-            if next == NIL || k < self.nodes[next as usize].order() {
-                self.nodes[n as usize].next = next;
-                self.nodes[p as usize].next = n;
+            let next = self.node(p).next;
+            if next == NIL || k < self.node(next).order() {
+                self.node(n).next = next;
+                self.node(p).next = n;
                 return;
             }
             p = next;
@@ -543,7 +552,7 @@ impl<E: Copy> EventQueue<E> {
             self.l1.mark(i);
         } else {
             let tail = self.l1.tail[i];
-            self.nodes[tail as usize].next = n;
+            self.node(tail).next = n;
         }
         self.l1.tail[i] = n;
         if self.len1 == 0 || s < self.next1 {
@@ -667,7 +676,7 @@ impl<E: Copy> EventQueue<E> {
         let i = i % BUCKETS;
         let n = self.l0.head[i];
         // Fields, not a copy of the whole node (that copy was 14 instructions a pop).
-        let node = &self.nodes[n as usize];
+        let node = &*self.node(n);
         let key = node.key();
         if !due(&key) {
             return None;
@@ -677,7 +686,7 @@ impl<E: Copy> EventQueue<E> {
         if next == NIL {
             self.l0.unmark(i);
         }
-        self.nodes[n as usize].next = self.free;
+        self.node(n).next = self.free;
         self.free = n;
         Some((key, ev))
     }

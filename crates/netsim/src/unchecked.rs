@@ -2,17 +2,23 @@
 //! debug assertion and a comment saying why").
 //!
 //! Why: a packet-hop indexes a link's hot record ([`crate::link::LinkHot`]) four to six
-//! times and its route's path arena twice; each bounds check is a compare, a branch and the
-//! panic path's register pressure. Measured with callgrind on the 100-NewReno × 1 Gb/s
-//! dumbbell (`docs/performance.md`, "Third round"), the checks at those sites cost ≈ 19
-//! instructions per packet-hop, 3% of the hop.
+//! times, its route's path arena twice and the scheduler's node arena five to eight times
+//! (two pushes and a pop); each bounds check is a compare, a branch and the panic path's
+//! register pressure. Measured with callgrind on the 100-NewReno × 1 Gb/s dumbbell
+//! (`docs/performance.md`, "Third round"), the checks at those sites cost ≈ 41 instructions
+//! per packet-hop, 7% of the hop.
 //!
-//! Where it is used, the index is valid by construction and never comes from input: a link
-//! id read from the path arena (every entry below `PATH_END` is a link id the routes were
-//! computed over, and links are never removed), and a path cursor (cursors are handed out by
-//! `Paths::route`, which only appends to the arena; `new_epoch` does not shrink it). The
-//! debug assertion checks that on every call when the crate is built with debug assertions
-//! (`cargo test -p netsim` runs so; `CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true` for release).
+//! Where it is used, the index is valid by construction and never comes from input:
+//! - a link id read from the path arena (every entry below `PATH_END` is a link id the routes
+//!   were computed over, and links are never removed);
+//! - a path cursor (cursors are handed out by `Paths::route`, which only appends to the
+//!   arena; `new_epoch` does not shrink it);
+//! - an event node (indices come from `EventQueue::alloc`, below the arena's length; lists
+//!   end in `NIL`, tested before use; only `extract` empties the arena, after every list).
+//!
+//! The debug assertion checks that on every call when the crate is built with debug
+//! assertions (`cargo test -p netsim` runs so; `CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true`
+//! for release).
 
 #![allow(unsafe_code)]
 
