@@ -75,6 +75,14 @@ fn slot_range(slot: usize) -> (u64, u32) {
 }
 
 impl DelayHistogram {
+    /// An empty histogram (no heap), for constant initializers.
+    pub(crate) const EMPTY: DelayHistogram = DelayHistogram {
+        table: Vec::new(),
+        pages: Vec::new(),
+        carries: Vec::new(),
+        total: 0,
+    };
+
     /// Record one sample of value `v` (ns).
     #[inline]
     pub fn record(&mut self, v: u64) {

@@ -3,14 +3,18 @@
 //! A [`FlowRecorder`] keeps everything of one flow direction in one struct, with its three
 //! series and its histogram on separate heap blocks: a send or a delivery touched several
 //! cache lines spread over the recorder and three heap blocks. Here what a send or a delivery
-//! reads and writes (window counters, the delay sums and extremes, the current bin's byte
-//! sums) sits in one dense array indexed by `2 · flow + direction`; the series, the histogram
-//! and what is rarely touched (drops, marks, the delay log) sit in a second array. A bin's
-//! sums enter the series when the flow's next event falls in another bin, and the bin and
-//! the measurement window are looked up once for all flows. [`FlowMeters::recorder`] turns
-//! a direction into the [`FlowRecorder`] the same events would have built, field for field:
-//! the integer sums are the same sums, and every float operation (the RFC 3550 jitter) is the
-//! recorder's, in the same order (`docs/performance.md`, "Third round").
+//! reads and writes (the sums of the current span, the delay sums and extremes, the delay
+//! histogram's page table) sits in one dense array indexed by `2 · flow + direction`; the
+//! series and what is rarely touched (the window counters, drops, marks, the high words of
+//! the sums, the delay log) sit in a second array, which a common send or delivery does not
+//! index. Each direction keeps the span (a time range within one bin and on one side of
+//! each window bound) of its last send and of its last delivery, and adds up packets and
+//! bytes there; when an event falls outside, the span's sums enter the series and, if it is
+//! in the window, the window counters. So one range test per event stands for the bin
+//! lookup, the bin change test and the window test. [`FlowMeters::recorder`] turns a
+//! direction into the [`FlowRecorder`] the same events would have built, field for field:
+//! the integer sums are the same sums, and every float operation (the RFC 3550 jitter) is
+//! the recorder's, in the same order (`docs/performance.md`, "Third round").
 
 use core::time::Duration;
 
@@ -18,72 +22,103 @@ use super::{merge_pairs, rfc3550_step, DelayHistogram, DelayStats, DropCause, Fl
 use super::{StatsConfig, MAX_BINS};
 use crate::Time;
 
-/// No event in a bin yet (no bin number reaches it: see [`FlowMeters::bin_of`]).
+/// No bin (no bin number reaches it: see [`Clock::new_span`]).
 const NO_BIN: u64 = u64::MAX;
+
+/// A time span: `[start, end)` in ns within one bin and on one side of each window bound,
+/// its bin number and whether it is in the window.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u64,
+    end: u64,
+    bin: u64,
+    in_window: bool,
+}
+
+impl Span {
+    /// No span: it holds no time, and its bin is [`NO_BIN`].
+    const NONE: Span = Span {
+        start: 0,
+        end: 0,
+        bin: NO_BIN,
+        in_window: false,
+    };
+
+    #[inline(always)]
+    fn holds(&self, t: u64) -> bool {
+        t >= self.start && t < self.end
+    }
+}
 
 /// What a send or a delivery of one flow direction touches.
 #[derive(Clone, Debug)]
 struct Hot {
-    /// Base-width bins (`t / bin width`) of the sums below, [`NO_BIN`] before any event.
-    sent_bin: u64,
-    recv_bin: u64,
-    /// Wire bytes sent, wire and payload bytes delivered in those bins.
-    sent_acc: u64,
-    recv_acc: u64,
-    good_acc: u64,
+    /// The spans of the last send and of the last delivery ([`Span::NONE`] before any).
+    sent_span: Span,
+    recv_span: Span,
+    /// Packets, wire and payload bytes sent in `sent_span`.
     sent_packets: u64,
     sent_bytes: u64,
     sent_payload: u64,
+    /// Wire and payload bytes delivered in `recv_span`.
+    recv_bytes: u64,
+    recv_payload: u64,
+    /// Packets delivered in the window (each one's delay statistics need the count).
     delivered_packets: u64,
-    delivered_bytes: u64,
-    delivered_payload: u64,
     /// Low 64 bits of the delay sum and of the sum of |delay differences| (the high words,
     /// rarely touched, are in [`Cold`]).
     sum_lo: u64,
     diff_lo: u64,
     min_ns: u64,
     max_ns: u64,
-    /// The last delivery's delay and time (meaningful once `delivered_packets` > 0).
+    /// The last delivery's delay and time, and the first's (meaningful once
+    /// `delivered_packets` > 0).
     last_ns: u64,
     last_at: u64,
+    first_at: u64,
     rfc3550_ns: f64,
+    /// Here, not in [`Cold`]: every delivery counts its delay in it.
+    hist: DelayHistogram,
 }
 
 impl Hot {
     const EMPTY: Hot = Hot {
-        sent_bin: NO_BIN,
-        recv_bin: NO_BIN,
-        sent_acc: 0,
-        recv_acc: 0,
-        good_acc: 0,
+        sent_span: Span::NONE,
+        recv_span: Span::NONE,
         sent_packets: 0,
         sent_bytes: 0,
         sent_payload: 0,
+        recv_bytes: 0,
+        recv_payload: 0,
         delivered_packets: 0,
-        delivered_bytes: 0,
-        delivered_payload: 0,
         sum_lo: 0,
         diff_lo: 0,
         min_ns: u64::MAX,
         max_ns: 0,
         last_ns: 0,
         last_at: 0,
+        first_at: 0,
         rfc3550_ns: 0.0,
+        hist: DelayHistogram::EMPTY,
     };
 }
 
-/// What only bin changes, rare events and the end-of-run report touch.
+/// What only span changes, rare events and the end-of-run report touch.
 #[derive(Clone, Debug, Default)]
 struct Cold {
-    hist: DelayHistogram,
     /// Times the series' resolution was halved ([`MAX_BINS`]).
     shift: u32,
     sent_series: Vec<u64>,
     recv_series: Vec<u64>,
     goodput_series: Vec<u64>,
+    /// The window counters of the spans closed so far.
+    sent_packets: u64,
+    sent_bytes: u64,
+    sent_payload: u64,
+    delivered_bytes: u64,
+    delivered_payload: u64,
     sum_hi: u64,
     diff_hi: u64,
-    first_at: u64,
     drops: [u64; 5],
     exposed: u64,
     marked: u64,
@@ -91,7 +126,7 @@ struct Cold {
 }
 
 impl Cold {
-    fn flush(series: &mut Vec<u64>, bin: u64, shift: u32, v: u64) {
+    fn add(series: &mut Vec<u64>, bin: u64, shift: u32, v: u64) {
         if bin == NO_BIN {
             return;
         }
@@ -102,76 +137,64 @@ impl Cold {
         }
         series[idx] += v;
     }
+
+    /// The sends of `h`'s send span enter the series and, if it is in the window, the
+    /// counters; the span ends.
+    fn close_sent(&mut self, h: &mut Hot) {
+        let s = h.sent_span;
+        Self::add(&mut self.sent_series, s.bin, self.shift, h.sent_bytes);
+        if s.in_window {
+            self.sent_packets += h.sent_packets;
+            self.sent_bytes += h.sent_bytes;
+            self.sent_payload += h.sent_payload;
+        }
+        h.sent_span = Span::NONE;
+        (h.sent_packets, h.sent_bytes, h.sent_payload) = (0, 0, 0);
+    }
+
+    /// [`Cold::close_sent`] for the deliveries.
+    fn close_recv(&mut self, h: &mut Hot) {
+        let s = h.recv_span;
+        Self::add(&mut self.recv_series, s.bin, self.shift, h.recv_bytes);
+        Self::add(&mut self.goodput_series, s.bin, self.shift, h.recv_payload);
+        if s.in_window {
+            self.delivered_bytes += h.recv_bytes;
+            self.delivered_payload += h.recv_payload;
+        }
+        h.recv_span = Span::NONE;
+        (h.recv_bytes, h.recv_payload) = (0, 0);
+    }
 }
 
-/// A time span of [`FlowMeters::lookup`].
-#[derive(Clone, Copy, Debug)]
-struct Span {
-    start: u64,
-    end: u64,
-    bin: u64,
-    in_window: bool,
-}
-
-/// Every flow direction's statistics during a run (see the module docs).
+/// The bins and the window, shared by every direction.
 #[derive(Clone, Debug)]
-pub(crate) struct FlowMeters {
-    cfg: StatsConfig,
+struct Clock {
     bin_ns: u64,
-    /// The last span looked up: `[start, end)` in ns within one bin and on one side of each
-    /// window bound, its bin number and whether it is in the window. Consecutive events
-    /// almost always fall in it: one range test gives both the bin and the window.
+    /// The last span looked up: consecutive span changes (of different flows) almost
+    /// always fall in it, and spare a division.
     span: Span,
     /// The measurement window as inclusive bounds in ns (`window_end` − 1; empty as 1, 0).
     window: (u64, u64),
-    hot: Vec<Hot>,
-    cold: Vec<Cold>,
 }
 
-impl FlowMeters {
-    /// Meters for `n` flow directions (index `2 · flow + direction`).
-    pub fn new(cfg: &StatsConfig, n: usize) -> Self {
-        let bin_ns = cfg.bin_ns();
-        let start = cfg.window_start.as_nanos();
-        let window = match cfg.window_end.map(Time::as_nanos) {
-            None => (start, u64::MAX),
-            Some(0) => (1, 0),
-            Some(end) => (start, end - 1),
-        };
-        FlowMeters {
-            cfg: cfg.clone(),
-            bin_ns,
-            span: Span {
-                start: 0,
-                end: 0,
-                bin: 0,
-                in_window: false,
-            },
-            window,
-            hot: vec![Hot::EMPTY; n],
-            cold: vec![Cold::default(); n],
-        }
-    }
-
+impl Clock {
     #[inline(always)]
     fn in_window(&self, t: u64) -> bool {
         t >= self.window.0 && t <= self.window.1
     }
 
-    /// The base-width bin of `t` and whether `t` is in the window. Bin `u64::MAX` is
-    /// [`NO_BIN`], so it becomes `u64::MAX − 1`: only a 1 ns bin reaches it, and there the
-    /// series are coarsened (shift ≥ 1), where both numbers give the same bin.
-    #[inline(always)]
-    fn lookup(&mut self, t: u64) -> (u64, bool) {
-        let s = &self.span;
-        if t >= s.start && t < s.end {
-            return (s.bin, s.in_window);
+    /// The span holding `t`.
+    fn lookup(&mut self, t: u64) -> Span {
+        if !self.span.holds(t) {
+            self.span = self.new_span(t);
         }
-        self.new_span(t)
+        self.span
     }
 
-    #[cold]
-    fn new_span(&mut self, t: u64) -> (u64, bool) {
+    /// The span holding `t`, computed. Bin `u64::MAX` is [`NO_BIN`], so it becomes
+    /// `u64::MAX − 1`: only a 1 ns bin reaches it, and there the series are coarsened
+    /// (shift ≥ 1), where both numbers give the same bin.
+    fn new_span(&self, t: u64) -> Span {
         let n = t / self.bin_ns;
         let mut start = n * self.bin_ns;
         let mut end = start.saturating_add(self.bin_ns);
@@ -186,30 +209,58 @@ impl FlowMeters {
         } else {
             start = start.max(last + 1);
         }
-        let bin = n.min(NO_BIN - 1);
-        self.span = Span {
+        Span {
             start,
             end,
-            bin,
+            bin: n.min(NO_BIN - 1),
             in_window,
+        }
+    }
+}
+
+/// Every flow direction's statistics during a run (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct FlowMeters {
+    cfg: StatsConfig,
+    clock: Clock,
+    hot: Vec<Hot>,
+    cold: Vec<Cold>,
+}
+
+impl FlowMeters {
+    /// Meters for `n` flow directions (index `2 · flow + direction`).
+    pub fn new(cfg: &StatsConfig, n: usize) -> Self {
+        let start = cfg.window_start.as_nanos();
+        let window = match cfg.window_end.map(Time::as_nanos) {
+            None => (start, u64::MAX),
+            Some(0) => (1, 0),
+            Some(end) => (start, end - 1),
         };
-        (bin, in_window)
+        FlowMeters {
+            cfg: cfg.clone(),
+            clock: Clock {
+                bin_ns: cfg.bin_ns(),
+                span: Span::NONE,
+                window,
+            },
+            hot: vec![Hot::EMPTY; n],
+            cold: vec![Cold::default(); n],
+        }
     }
 
-    /// Direction `i`'s first send (`sent` = true) or delivery in bin `n`: the last bin's
-    /// sums enter the series, which are coarsened first if `n` lies past [`MAX_BINS`].
+    /// A direction's first send (`sent` = true) or delivery in the span of `t`: the last
+    /// span's sums are closed, after coarsening the series if the new span's bin lies past
+    /// [`MAX_BINS`]. Takes the direction's two parts, not an index, so that the common path
+    /// indexes [`Cold`] nowhere.
     #[cold]
     #[inline(never)]
-    fn enter(&mut self, i: usize, n: u64, sent: bool) {
-        let (h, c) = (&mut self.hot[i], &mut self.cold[i]);
-        if n >> c.shift >= MAX_BINS as u64 {
-            // The recorder merges series holding every earlier event: flush both first.
-            Cold::flush(&mut c.sent_series, h.sent_bin, c.shift, h.sent_acc);
-            Cold::flush(&mut c.recv_series, h.recv_bin, c.shift, h.recv_acc);
-            Cold::flush(&mut c.goodput_series, h.recv_bin, c.shift, h.good_acc);
-            (h.sent_bin, h.recv_bin) = (NO_BIN, NO_BIN);
-            (h.sent_acc, h.recv_acc, h.good_acc) = (0, 0, 0);
-            while n >> c.shift >= MAX_BINS as u64 {
+    fn enter(clock: &mut Clock, h: &mut Hot, c: &mut Cold, t: u64, sent: bool) {
+        let s = clock.lookup(t);
+        if s.bin >> c.shift >= MAX_BINS as u64 {
+            // The recorder merges series holding every earlier event: close both first.
+            c.close_sent(h);
+            c.close_recv(h);
+            while s.bin >> c.shift >= MAX_BINS as u64 {
                 for s in [
                     &mut c.sent_series,
                     &mut c.recv_series,
@@ -221,94 +272,93 @@ impl FlowMeters {
             }
         }
         if sent {
-            Cold::flush(&mut c.sent_series, h.sent_bin, c.shift, h.sent_acc);
-            (h.sent_bin, h.sent_acc) = (n, 0);
+            c.close_sent(h);
+            h.sent_span = s;
         } else {
-            Cold::flush(&mut c.recv_series, h.recv_bin, c.shift, h.recv_acc);
-            Cold::flush(&mut c.goodput_series, h.recv_bin, c.shift, h.good_acc);
-            (h.recv_bin, h.recv_acc, h.good_acc) = (n, 0, 0);
+            c.close_recv(h);
+            h.recv_span = s;
         }
     }
 
     /// [`FlowRecorder::on_sent`] of direction `i`.
     #[inline(always)]
     pub fn on_sent(&mut self, i: usize, now: Time, size: u32, payload: u32) {
-        let (n, in_window) = self.lookup(now.as_nanos());
-        if self.hot[i].sent_bin != n {
-            self.enter(i, n, true);
-        }
+        let t = now.as_nanos();
         let h = &mut self.hot[i];
-        h.sent_acc += u64::from(size);
-        if in_window {
-            h.sent_packets += 1;
-            h.sent_bytes += u64::from(size);
-            h.sent_payload += u64::from(payload);
+        if !h.sent_span.holds(t) {
+            Self::enter(&mut self.clock, h, &mut self.cold[i], t, true);
         }
+        h.sent_packets += 1;
+        h.sent_bytes += u64::from(size);
+        h.sent_payload += u64::from(payload);
     }
 
     /// [`FlowRecorder::on_delivered`] of direction `i`.
     #[inline(always)]
     pub fn on_delivered(&mut self, i: usize, now: Time, sent_at: Time, size: u32, payload: u32) {
         let t = now.as_nanos();
-        let (n, in_window) = self.lookup(t);
-        if self.hot[i].recv_bin != n {
-            self.enter(i, n, false);
-        }
         let h = &mut self.hot[i];
-        h.recv_acc += u64::from(size);
-        h.good_acc += u64::from(payload);
-        if !in_window {
+        if !h.recv_span.holds(t) {
+            Self::enter(&mut self.clock, h, &mut self.cold[i], t, false);
+        }
+        h.recv_bytes += u64::from(size);
+        h.recv_payload += u64::from(payload);
+        if !h.recv_span.in_window {
             return;
         }
-        let c = &mut self.cold[i];
         let k = h.delivered_packets;
         h.delivered_packets = k + 1;
-        h.delivered_bytes += u64::from(size);
-        h.delivered_payload += u64::from(payload);
         let d = t.saturating_sub(sent_at.as_nanos());
-        let carry;
-        (h.sum_lo, carry) = h.sum_lo.overflowing_add(d);
-        if carry {
-            c.sum_hi += 1;
-        }
+        let sum_carry;
+        (h.sum_lo, sum_carry) = h.sum_lo.overflowing_add(d);
+        let mut diff_carry = false;
         h.min_ns = h.min_ns.min(d);
         h.max_ns = h.max_ns.max(d);
-        c.hist.add_one(d);
+        h.hist.add_one(d);
         if k == 0 {
-            c.first_at = t;
+            h.first_at = t;
         } else {
             let diff = d.abs_diff(h.last_ns);
-            let carry;
-            (h.diff_lo, carry) = h.diff_lo.overflowing_add(diff);
-            if carry {
-                c.diff_hi += 1;
-            }
+            (h.diff_lo, diff_carry) = h.diff_lo.overflowing_add(diff);
             h.rfc3550_ns = rfc3550_step(h.rfc3550_ns, diff);
         }
         h.last_ns = d;
         h.last_at = t;
-        if self.cfg.record_delays {
+        let record = self.cfg.record_delays;
+        if sum_carry | diff_carry | record {
+            Self::rare(&mut self.cold[i], sum_carry, diff_carry, record, now, d);
+        }
+    }
+
+    /// What a delivery seldom does: carry into the high words of the sums (the delays' if
+    /// `sum`, the differences' if `diff`) and log the delay (if `record`).
+    #[cold]
+    #[inline(never)]
+    fn rare(c: &mut Cold, sum: bool, diff: bool, record: bool, now: Time, d: u64) {
+        c.sum_hi += u64::from(sum);
+        c.diff_hi += u64::from(diff);
+        if record {
             c.delays.push((now, Duration::from_nanos(d)));
         }
     }
 
     /// [`FlowRecorder::on_exposed`] of direction `i`.
     pub fn on_exposed(&mut self, i: usize, now: Time) {
-        if self.in_window(now.as_nanos()) {
+        if self.clock.in_window(now.as_nanos()) {
             self.cold[i].exposed += 1;
         }
     }
 
     /// [`FlowRecorder::on_marked`] of direction `i`.
     pub fn on_marked(&mut self, i: usize, now: Time) {
-        if self.in_window(now.as_nanos()) {
+        if self.clock.in_window(now.as_nanos()) {
             self.cold[i].marked += 1;
         }
     }
 
     /// [`FlowRecorder::on_dropped`] of direction `i`.
     pub fn on_dropped(&mut self, i: usize, now: Time, cause: DropCause) {
-        if self.in_window(now.as_nanos()) {
+        if self.clock.in_window(now.as_nanos()) {
             self.cold[i].drops[cause.index()] += 1;
         }
     }
@@ -319,26 +369,23 @@ impl FlowMeters {
         let (Some(h), Some(c)) = (self.hot.get(i), self.cold.get(i)) else {
             return FlowRecorder::new(&self.cfg);
         };
-        let mut sent_series = c.sent_series.clone();
-        let mut recv_series = c.recv_series.clone();
-        let mut goodput_series = c.goodput_series.clone();
-        Cold::flush(&mut sent_series, h.sent_bin, c.shift, h.sent_acc);
-        Cold::flush(&mut recv_series, h.recv_bin, c.shift, h.recv_acc);
-        Cold::flush(&mut goodput_series, h.recv_bin, c.shift, h.good_acc);
+        let (mut h, mut c) = (h.clone(), c.clone());
+        c.close_sent(&mut h);
+        c.close_recv(&mut h);
         let count = h.delivered_packets;
-        let mut hist = c.hist.clone();
+        let mut hist = h.hist;
         hist.set_len(count);
         let delivered = count > 0;
         FlowRecorder {
             cfg: self.cfg.clone(),
-            bin_ns: self.bin_ns << c.shift,
+            bin_ns: self.clock.bin_ns << c.shift,
             last_bin: (0, 0, 0),
-            sent_packets: h.sent_packets,
-            sent_bytes: h.sent_bytes,
-            sent_payload: h.sent_payload,
+            sent_packets: c.sent_packets,
+            sent_bytes: c.sent_bytes,
+            sent_payload: c.sent_payload,
             delivered_packets: count,
-            delivered_bytes: h.delivered_bytes,
-            delivered_payload: h.delivered_payload,
+            delivered_bytes: c.delivered_bytes,
+            delivered_payload: c.delivered_payload,
             drops: c.drops,
             exposed: c.exposed,
             marked: c.marked,
@@ -353,12 +400,12 @@ impl FlowMeters {
                 diffs: count.saturating_sub(1),
                 rfc3550_ns: h.rfc3550_ns,
             },
-            first_delivery: delivered.then(|| Time::from_nanos(c.first_at)),
+            first_delivery: delivered.then(|| Time::from_nanos(h.first_at)),
             last_delivery: delivered.then(|| Time::from_nanos(h.last_at)),
-            sent_series,
-            recv_series,
-            goodput_series,
-            delays: c.delays.clone(),
+            sent_series: c.sent_series,
+            recv_series: c.recv_series,
+            goodput_series: c.goodput_series,
+            delays: c.delays,
         }
     }
 }
