@@ -193,53 +193,60 @@ impl TimerSlot {
     }
 }
 
+/// What a context reads of the agent's own slot: its addressing and its random stream. A
+/// context holds one pointer to it rather than a copy of each field, built on every call.
+#[derive(Clone, Debug)]
+pub(crate) struct AgentIo {
+    /// The agent's flow.
+    pub flow: FlowId,
+    /// The direction its packets go in.
+    pub dir: Direction,
+    /// Its node.
+    pub node: NodeId,
+    /// Its peer's node.
+    pub peer: NodeId,
+    /// Its own random stream.
+    pub rng: ChaCha8Rng,
+}
+
+/// What every agent call writes to on the simulator's side: the next packet number, the
+/// handles of the packets the agent sent and its timer changes (the vectors are kept to
+/// reuse their memory, and are empty between calls).
+#[derive(Debug, Default)]
+pub(crate) struct CallIo {
+    pub next_uid: u64,
+    pub sent: Vec<u32>,
+    pub reqs: Vec<TimerReq>,
+}
+
 /// What an agent can do while the simulator has called it.
 pub struct AgentCtx<'a> {
     now: Time,
-    flow: FlowId,
-    dir: Direction,
-    node: NodeId,
-    peer: NodeId,
     ttl: u8,
-    rng: &'a mut ChaCha8Rng,
+    me: &'a mut AgentIo,
     out: Outbox<'a>,
-    next_uid: &'a mut u64,
-    sent: &'a mut Vec<u32>,
+    io: &'a mut CallIo,
     timers: &'a [TimerSlot],
-    reqs: &'a mut Vec<TimerReq>,
 }
 
 impl<'a> AgentCtx<'a> {
-    /// A context for the agent of `flow` at `node` whose peer is at `peer`; packets it sends
-    /// go in direction `dir`, into `out` (numbered from `next_uid`), their handles into
-    /// `sent`; its timers are `timers` and changes to them go into `reqs`.
-    #[allow(clippy::too_many_arguments)]
+    /// A context for the agent `me`: packets it sends go into `out` (numbered, and their
+    /// handles kept, in `io`); its timers are `timers` and changes to them go into `io`.
+    #[inline]
     pub(crate) fn new(
         now: Time,
-        flow: FlowId,
-        dir: Direction,
-        node: NodeId,
-        peer: NodeId,
-        rng: &'a mut ChaCha8Rng,
+        me: &'a mut AgentIo,
         out: Outbox<'a>,
-        next_uid: &'a mut u64,
-        sent: &'a mut Vec<u32>,
+        io: &'a mut CallIo,
         timers: &'a [TimerSlot],
-        reqs: &'a mut Vec<TimerReq>,
     ) -> Self {
         AgentCtx {
             now,
-            flow,
-            dir,
-            node,
-            peer,
             ttl: DEFAULT_TTL,
-            rng,
+            me,
             out,
-            next_uid,
-            sent,
+            io,
             timers,
-            reqs,
         }
     }
 
@@ -252,14 +259,14 @@ impl<'a> AgentCtx<'a> {
     /// The agent's flow.
     #[inline]
     pub fn flow(&self) -> FlowId {
-        self.flow
+        self.me.flow
     }
 
     /// This agent's own random stream (seeded per run and per agent, so adding a flow does not
     /// change another flow's randomness).
     #[inline]
     pub fn rng(&mut self) -> &mut ChaCha8Rng {
-        self.rng
+        &mut self.me.rng
     }
 
     /// Set the TTL for packets created from now on in this call (seed 000's adaptive TTL, E5 in
@@ -282,10 +289,10 @@ impl<'a> AgentCtx<'a> {
     ) -> Packet {
         Packet {
             uid: 0,
-            flow: self.flow,
-            dir: self.dir,
-            src: self.node,
-            dst: self.peer,
+            flow: self.me.flow,
+            dir: self.me.dir,
+            src: self.me.node,
+            dst: self.me.peer,
             kind,
             size,
             payload,
@@ -307,12 +314,12 @@ impl<'a> AgentCtx<'a> {
     /// fields say; `dst` is kept.
     #[inline]
     pub fn send(&mut self, mut pkt: Packet) {
-        pkt.flow = self.flow;
-        pkt.dir = self.dir;
-        pkt.src = self.node;
+        pkt.flow = self.me.flow;
+        pkt.dir = self.me.dir;
+        pkt.src = self.me.node;
         pkt.uid = self.take_uid();
         let id = self.out.put(pkt);
-        self.sent.push(id);
+        self.io.sent.push(id);
     }
 
     /// `send(packet(kind, size, payload, seq, header))` with the packet written straight into
@@ -330,12 +337,12 @@ impl<'a> AgentCtx<'a> {
     ) -> &mut Packet {
         let uid = self.take_uid();
         let (id, p) = self.out.slot();
-        self.sent.push(id);
+        self.io.sent.push(id);
         p.uid = uid;
-        p.flow = self.flow;
-        p.dir = self.dir;
-        p.src = self.node;
-        p.dst = self.peer;
+        p.flow = self.me.flow;
+        p.dir = self.me.dir;
+        p.src = self.me.node;
+        p.dst = self.me.peer;
         p.kind = kind;
         p.size = size;
         p.payload = payload;
@@ -353,8 +360,8 @@ impl<'a> AgentCtx<'a> {
 
     #[inline]
     fn take_uid(&mut self) -> u64 {
-        let uid = *self.next_uid;
-        *self.next_uid += 1;
+        let uid = self.io.next_uid;
+        self.io.next_uid += 1;
         uid
     }
 
@@ -411,13 +418,13 @@ impl<'a> AgentCtx<'a> {
     /// No change to `timer` was requested in this call yet.
     #[inline]
     fn untouched(&self, timer: TimerId) -> bool {
-        self.reqs.is_empty() || !self.reqs.iter().any(|r| r.id == timer.0)
+        self.io.reqs.is_empty() || !self.io.reqs.iter().any(|r| r.id == timer.0)
     }
 
     /// When `timer` expires, if armed (as changed in this call so far). A deadline set at or
     /// before now reads as set; it expires now.
     pub fn timer(&self, timer: TimerId) -> Option<Time> {
-        if let Some(r) = self.reqs.iter().rev().find(|r| r.id == timer.0) {
+        if let Some(r) = self.io.reqs.iter().rev().find(|r| r.id == timer.0) {
             return r.at.map(|(t, _)| t);
         }
         self.timers[usize::from(timer.0)].armed.map(|k| k.time())
@@ -432,10 +439,10 @@ impl<'a> AgentCtx<'a> {
             self.timers.len()
         );
         // One request per timer per call, placed by its last change.
-        if let Some(i) = self.reqs.iter().position(|r| r.id == timer.0) {
-            self.reqs.remove(i);
+        if let Some(i) = self.io.reqs.iter().position(|r| r.id == timer.0) {
+            self.io.reqs.remove(i);
         }
-        self.reqs.push(TimerReq { id: timer.0, at });
+        self.io.reqs.push(TimerReq { id: timer.0, at });
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::io::Write;
 use std::time::Duration;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, AgentIo};
 use crate::agents::AnyAgent;
 use crate::link::{Link, LinkCold, LinkConfig, LinkHot, LinkId, LinkSettings, LinkUpdate};
 use crate::loss::{LossConfig, LossModel};
@@ -562,15 +562,17 @@ impl NetworkBuilder {
                 agents.push(AgentSlot {
                     sampled: !agent.sample_names().is_empty(),
                     agent,
-                    rng: stream(seed, Component::Agent, idx),
-                    flow: fid,
-                    dir: if sender {
-                        Direction::Forward
-                    } else {
-                        Direction::Reverse
+                    io: AgentIo {
+                        rng: stream(seed, Component::Agent, idx),
+                        flow: fid,
+                        dir: if sender {
+                            Direction::Forward
+                        } else {
+                            Direction::Reverse
+                        },
+                        node,
+                        peer,
                     },
-                    node,
-                    peer,
                     port,
                     timer_base,
                     timer_count: timer_count as u8,

@@ -15,9 +15,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use rand_chacha::ChaCha8Rng;
-
-use crate::agent::{Agent, AgentCtx, AppCounters, TimerId, TimerPop, TimerReq, TimerSlot};
+use crate::agent::{Agent, AgentCtx, AgentIo, AppCounters, CallIo, TimerId, TimerPop, TimerSlot};
 use crate::agents::AnyAgent;
 use crate::link::{Entry, Link, LinkHot, LinkId, LinkSettings, LinkUpdate, Tx};
 use crate::loss::{LossConfig, LossModel};
@@ -170,11 +168,8 @@ impl Account {
 
 pub(crate) struct AgentSlot {
     pub agent: AnyAgent,
-    pub rng: ChaCha8Rng,
-    pub flow: FlowId,
-    pub dir: Direction,
-    pub node: NodeId,
-    pub peer: NodeId,
+    /// Its addressing and random stream, as its calls' contexts read them.
+    pub io: AgentIo,
     pub port: u32,
     /// The agent's timers are `Simulator::timers[timer_base ..][.. timer_count]`.
     pub timer_base: u32,
@@ -395,11 +390,8 @@ pub struct Simulator<M: Metering = FullStats> {
     /// Every agent's timers (`AgentSlot::timer_base`), and the agent each belongs to.
     timers: Vec<TimerSlot>,
     timer_agent: Vec<u32>,
-    /// Handles of the packets the agent being called sent, and its timer changes (kept to
-    /// reuse their memory).
-    sent: Vec<u32>,
-    reqs: Vec<TimerReq>,
-    next_uid: u64,
+    /// Packet numbering, and the packets and timer changes of the agent being called.
+    calls: CallIo,
     events: u64,
     hops: u64,
     stats: StatsConfig,
@@ -468,9 +460,7 @@ impl<M: Metering> Simulator<M> {
             changes,
             timers: vec![TimerSlot::default(); timer_agent.len()],
             timer_agent,
-            sent: Vec::new(),
-            reqs: Vec::new(),
-            next_uid: 0,
+            calls: CallIo::default(),
             events: 0,
             hops: 0,
             stats,
@@ -500,8 +490,8 @@ impl<M: Metering> Simulator<M> {
                 sim.samples.push((
                     i,
                     AgentSeries {
-                        flow: a.flow,
-                        sender: a.dir == Direction::Forward,
+                        flow: a.io.flow,
+                        sender: a.io.dir == Direction::Forward,
                         names: a.agent.sample_names(),
                         times: Vec::new(),
                         values: Vec::new(),
@@ -734,7 +724,7 @@ impl<M: Metering> Simulator<M> {
         f: impl FnOnce(&mut AnyAgent, Option<&Packet>, &mut AgentCtx<'_>),
     ) {
         debug_assert!(
-            self.sent.is_empty() && self.reqs.is_empty(),
+            self.calls.sent.is_empty() && self.calls.reqs.is_empty(),
             "nested agent call"
         );
         let Some(slot) = self.agents.get_mut(idx) else {
@@ -742,44 +732,34 @@ impl<M: Metering> Simulator<M> {
         };
         let base = slot.timer_base as usize;
         let timers = &self.timers[base..base + usize::from(slot.timer_count)];
+        // Rounded once, for the context and for the timer changes.
+        let now = self.cur.time();
         {
             let (out, pkt) = self.store.lend(lent);
-            let mut ctx = AgentCtx::new(
-                self.cur.time(),
-                slot.flow,
-                slot.dir,
-                slot.node,
-                slot.peer,
-                &mut slot.rng,
-                out,
-                &mut self.next_uid,
-                &mut self.sent,
-                timers,
-                &mut self.reqs,
-            );
+            let mut ctx = AgentCtx::new(now, &mut slot.io, out, &mut self.calls, timers);
             f(&mut slot.agent, pkt, &mut ctx);
         }
         self.store.settle();
         if lent != NONE_LENT {
             self.store.free(lent);
         }
-        if !self.sent.is_empty() {
-            for i in 0..self.sent.len() {
-                let id = self.sent[i];
+        if !self.calls.sent.is_empty() {
+            for i in 0..self.calls.sent.len() {
+                let id = self.calls.sent[i];
                 self.inject::<TRACE>(idx, id);
             }
-            self.sent.clear();
+            self.calls.sent.clear();
         }
-        if !self.reqs.is_empty() {
-            let (now, now_secs) = (self.cur.time(), self.cur.secs);
-            for i in 0..self.reqs.len() {
-                let r = self.reqs[i];
+        if !self.calls.reqs.is_empty() {
+            let now_secs = self.cur.secs;
+            for i in 0..self.calls.reqs.len() {
+                let r = self.calls.reqs[i];
                 let ti = base + usize::from(r.id);
                 if let Some(key) = self.timers[ti].apply(r.at, now, now_secs, &mut self.seq) {
                     self.push(key, Event::Timer(ti as u32));
                 }
             }
-            self.reqs.clear();
+            self.calls.reqs.clear();
         }
     }
 
@@ -799,8 +779,8 @@ impl<M: Metering> Simulator<M> {
                     slot.stuck.1 += 1;
                     if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
                         self.stuck = Some(SimError::AgentStuck {
-                            flow: slot.flow,
-                            sender: slot.dir == Direction::Forward,
+                            flow: slot.io.flow,
+                            sender: slot.io.dir == Direction::Forward,
                             at: now,
                         });
                         return;
@@ -823,13 +803,13 @@ impl<M: Metering> Simulator<M> {
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
         slot.ecn.apply(pkt);
-        let (node, d) = (slot.node, dir_index(slot.dir));
+        let (node, d) = (slot.io.node, dir_index(slot.io.dir));
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
         let (dst, ttl, ect) = (pkt.dst, pkt.ttl, pkt.ect);
         let meter = M::FLOWS && metered(pkt);
-        self.flows[slot.flow as usize].acct[d].sent += 1;
+        self.flows[slot.io.flow as usize].acct[d].sent += 1;
         if meter {
-            let i = 2 * slot.flow as usize + d;
+            let i = 2 * slot.io.flow as usize + d;
             self.meters.on_sent(i, self.cur.time(), size, payload);
         }
         let staged = slot.egress.holds(protected);
@@ -858,7 +838,7 @@ impl<M: Metering> Simulator<M> {
         if self.paths.current(slot.path) && slot.path_dst == dst {
             return slot.path;
         }
-        let node = slot.node;
+        let node = slot.io.node;
         let path = self.route(node, dst);
         let slot = &mut self.agents[idx];
         (slot.path, slot.path_dst) = (path, dst);
@@ -919,7 +899,7 @@ impl<M: Metering> Simulator<M> {
             self.push(next, stage_event(idx, egress));
         }
         if egress {
-            let node = self.agents[idx].node;
+            let node = self.agents[idx].io.node;
             let mut s = self.unrouted(id);
             s.path = self.agent_path(idx, self.store[id].dst);
             self.arrive::<TRACE>(s, node);
@@ -995,7 +975,7 @@ impl<M: Metering> Simulator<M> {
     fn deliver<const TRACE: bool>(&mut self, id: u32, node: NodeId) {
         let pkt = &self.store[id];
         let idx = 2 * pkt.flow as usize + usize::from(pkt.dir == Direction::Forward);
-        let Some(agent) = self.agents.get(idx).filter(|a| a.node == node) else {
+        let Some(agent) = self.agents.get(idx).filter(|a| a.io.node == node) else {
             // Addressed to a node where this flow has no agent.
             self.drop_id(None, id, DropCause::Down);
             return;
@@ -1326,8 +1306,8 @@ impl<M: Metering> Simulator<M> {
 
     /// A packet a policy created enters the network at its source node.
     fn send_created<const TRACE: bool>(&mut self, mut pkt: Packet) {
-        pkt.uid = self.next_uid;
-        self.next_uid += 1;
+        pkt.uid = self.calls.next_uid;
+        self.calls.next_uid += 1;
         self.count_sent();
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
@@ -1568,7 +1548,7 @@ fn trace_line(
         Direction::Forward => (sender, receiver, f.fids.0),
         Direction::Reverse => (receiver, sender, f.fids.1),
     };
-    let src_port = if pkt.src == src_agent.node {
+    let src_port = if pkt.src == src_agent.io.node {
         src_agent.port
     } else {
         0

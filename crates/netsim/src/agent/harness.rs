@@ -6,8 +6,8 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{Agent, AgentCtx, TimerId, TimerPop, TimerReq, TimerSlot};
-use crate::packet::{Direction, NodeId, Packet};
+use super::{Agent, AgentCtx, AgentIo, CallIo, TimerId, TimerPop, TimerSlot};
+use crate::packet::{Direction, Packet};
 use crate::store::{PacketStore, NONE_LENT};
 use crate::Time;
 
@@ -22,15 +22,11 @@ pub struct AgentHarness<A: Agent> {
     pub rng: ChaCha8Rng,
     /// The time of the next call.
     pub now: Time,
-    flow: u32,
-    dir: Direction,
-    node: NodeId,
-    peer: NodeId,
+    /// The agent's addressing, and a spare stream swapped with `rng` during a call.
+    me: AgentIo,
     store: PacketStore,
-    next_uid: u64,
-    sent: Vec<u32>,
+    io: CallIo,
     timers: Vec<TimerSlot>,
-    reqs: Vec<TimerReq>,
     seq: u64,
 }
 
@@ -47,15 +43,16 @@ impl<A: Agent> AgentHarness<A> {
             agent,
             rng: ChaCha8Rng::seed_from_u64(7),
             now: Time::ZERO,
-            flow: 1,
-            dir,
-            node,
-            peer,
+            me: AgentIo {
+                flow: 1,
+                dir,
+                node,
+                peer,
+                rng: ChaCha8Rng::seed_from_u64(0),
+            },
             store: PacketStore::default(),
-            next_uid: 0,
-            sent: Vec::new(),
+            io: CallIo::default(),
             timers,
-            reqs: Vec::new(),
             seq: 0,
         }
     }
@@ -69,29 +66,26 @@ impl<A: Agent> AgentHarness<A> {
     /// Call the agent now; return the packets it sent, in order.
     pub fn call(&mut self, f: impl FnOnce(&mut A, &mut AgentCtx<'_>)) -> Vec<Packet> {
         let now_secs = self.now.as_nanos() as f64 / 1e9;
+        std::mem::swap(&mut self.rng, &mut self.me.rng);
         {
             let mut ctx = AgentCtx::new(
                 self.now,
-                self.flow,
-                self.dir,
-                self.node,
-                self.peer,
-                &mut self.rng,
+                &mut self.me,
                 self.store.lend(NONE_LENT).0,
-                &mut self.next_uid,
-                &mut self.sent,
+                &mut self.io,
                 &self.timers,
-                &mut self.reqs,
             );
             f(&mut self.agent, &mut ctx);
         }
-        for r in self.reqs.drain(..) {
+        std::mem::swap(&mut self.rng, &mut self.me.rng);
+        for r in self.io.reqs.drain(..) {
             let slot = &mut self.timers[usize::from(r.id)];
             slot.apply(r.at, self.now, now_secs, &mut self.seq);
         }
         self.store.settle();
         let store = &mut self.store;
-        self.sent
+        self.io
+            .sent
             .drain(..)
             .map(|id| {
                 let pkt = store[id].clone();

@@ -156,7 +156,8 @@ impl Agent for AnyAgent {
     fn on_stop(&mut self, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_stop(ctx))
     }
-    #[inline]
+    // Always inlined: the match goes into the simulator's delivery, one call fewer per packet.
+    #[inline(always)]
     fn on_packet(&mut self, pkt: &Packet, ctx: &mut AgentCtx<'_>) {
         dispatch!(self, a => a.on_packet(pkt, ctx))
     }
