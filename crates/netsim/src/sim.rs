@@ -393,7 +393,6 @@ pub struct Simulator<M: Metering = FullStats> {
     /// Packet numbering, and the packets and timer changes of the agent being called.
     calls: CallIo,
     events: u64,
-    hops: u64,
     stats: StatsConfig,
     /// Set by the builder only: `run_events` picks the traced or the untraced event loop by it.
     tracer: Option<Tracer>,
@@ -462,7 +461,6 @@ impl<M: Metering> Simulator<M> {
             timer_agent,
             calls: CallIo::default(),
             events: 0,
-            hops: 0,
             stats,
             tracer,
             samples: Vec::new(),
@@ -1187,7 +1185,6 @@ impl<M: Metering> Simulator<M> {
         let id = self.unslot(slot);
         slot.ce = false;
         self.trace_slot::<TRACE>(TraceEvent::Dequeue, l, &slot);
-        self.hops += 1;
         let size = slot.size;
         let hot = self.hot_at(l);
         hot.tx_packets += 1;
@@ -1520,7 +1517,8 @@ impl<M: Metering> Simulator<M> {
                 .collect(),
             agent_samples: self.samples.iter().map(|(_, s)| s.clone()).collect(),
             events: self.events,
-            packet_hops: self.hops,
+            // Every transmission counts on its link: the sum is the packet-hops.
+            packet_hops: self.hot.iter().map(|h| h.tx_packets).sum(),
         }
     }
 }

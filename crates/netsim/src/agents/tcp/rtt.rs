@@ -119,6 +119,8 @@ impl RttEstimator {
     /// `rtt_timeout()`: the retransmission timeout to arm now, in ns.
     #[inline]
     pub fn timeout(&self) -> u64 {
+        // Kept, not derived per call: every change to what it depends on recomputes it.
+        debug_assert_eq!(self.rto, self.compute_timeout(), "stale RTO");
         self.rto
     }
 
