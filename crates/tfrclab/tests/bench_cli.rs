@@ -160,6 +160,8 @@ fn bad_bench_input_is_one_line_and_exit_2() {
             "scenarios/bench/dumbbell-2tcp-1.5mbps.toml",
         ][..],
         &["bench", "no-such-file.toml"],
+        &["bench", "once", "no-such-file.toml"],
+        &["bench", "once", "--counters-only", "no-such-file.toml"],
         &["bench", "scaling", "--bandwidths", "fast"],
         &["bench", "scaling", "--mixes", "quic"],
         &["bench", "scaling", "--flows", "0"],

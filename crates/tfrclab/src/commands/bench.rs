@@ -228,6 +228,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             scenario,
             counters_only,
         }) => {
+            // Bad input exits 2 with the file's own message, as `run` and `bench` do.
+            if let Err(code) = crate::commands::run::load(scenario, &[]) {
+                return Ok(code);
+            }
             let c = lab::bench::simulate_once(scenario, *counters_only)?;
             println!("{}", serde_json::to_string(&c)?);
             Ok(ExitCode::SUCCESS)
