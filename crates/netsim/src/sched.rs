@@ -245,22 +245,34 @@ impl<E: Copy> HeapQueue<E> {
     }
 }
 
-/// The wheel's tick of a double time `secs ≥ +0.0`: the bit pattern of `secs + 2^20` (in
-/// `[2^20, 2^21)` s the mantissa counts units of 2^-32 s), an integer that never decreases as
+/// The wheel's tick of a double time `secs ≥ +0.0` at offset `base` (a power of two,
+/// [`EventQueue`]'s grain): the bit pattern of `secs + base` (in `[base, 2·base)` the mantissa
+/// counts units of `base · 2^-52`, 2^-32 s at 2^20 s), an integer that never decreases as
 /// `secs` grows (floating-point addition is monotone, and so are the bit patterns of
-/// non-negative doubles), so buckets of ticks keep keys in order. Beyond 2^20 s (12 days)
-/// the unit doubles with each binade: still in order, only coarser. One addition, where the
-/// nanosecond time would cost a rounding at every push.
+/// non-negative doubles), so buckets of ticks keep keys in order, at any offset. Beyond
+/// `base` the unit doubles with each binade: still in order, only coarser. One addition, where
+/// the nanosecond time would cost a rounding at every push.
 #[inline(always)]
-fn tick(secs: f64) -> u64 {
-    (secs + TICK_BASE).to_bits()
+fn tick(secs: f64, base: f64) -> u64 {
+    (secs + base).to_bits()
 }
 
-/// See [`tick`].
+/// The tick offset at grain 0, 2^20 s (12 days): ticks of 2^-32 s.
 const TICK_BASE: f64 = 1_048_576.0;
-/// log2 of a level-0 bucket's width in ticks: 2^14 ticks of 2^-32 s, 3.8 µs, a few 1000-byte
-/// transmissions at 1–10 Gb/s.
+/// log2 of a level-0 bucket's width in ticks: at grain 0, 2^14 ticks of 2^-32 s, 3.8 µs, a
+/// few 1000-byte transmissions at 1–10 Gb/s.
 const SHIFT: u32 = 14;
+/// The coarsest grain: buckets of 2^12 × 3.8 µs = 15.6 ms (slots of 128 s).
+const MAX_GRAIN: u32 = 12;
+/// Steps of level-0 insertions' walks in one slot that make the wheel finer: one per
+/// bucket (the 100-flow dumbbell walks 2.8 a bucket at grain 1, 6 events a bucket; the seeds
+/// 0.2 at grain 8).
+const CROWDED: u32 = BUCKETS as u32;
+/// The most a turn coarsens the grain by: a slot's estimate can be low (a run's start).
+const MAX_STEP: u32 = 4;
+/// Events per bucket a coarser grain aims at: the 100-flow dumbbell runs at about 3 at
+/// grain 0, its best; seed 000 runs best at grain 8, about 2.7 (callgrind, docs/performance.md).
+const TARGET_LOAD: f64 = 3.0;
 /// log2 of the buckets per level: 8,192 buckets of 3.8 µs make one level-1 slot of 31.25 ms,
 /// and 8,192 slots a level-1 horizon of 256 s.
 const BITS: u32 = 13;
@@ -269,10 +281,6 @@ const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
-/// The bucket of the earliest tick: where an empty wheel starts. Keys before +0.0 (negative
-/// doubles and −0.0, which `total_cmp` puts first) go to the spill heap with bucket 0, which
-/// is before it.
-const START: u64 = (1_048_576.0f64).to_bits() >> SHIFT;
 
 /// One event in the arena: its key, its payload and the next node of its list.
 #[derive(Clone, Copy, Debug)]
@@ -338,6 +346,15 @@ impl Level {
         self.bits[(i / 64) % WORDS] &= !(1 << (i % 64));
     }
 
+    /// Clear the bitmap; returns how many bits were set.
+    fn clear(&mut self) -> u32 {
+        let mut set = 0;
+        for w in self.bits.iter_mut() {
+            set += std::mem::take(w).count_ones();
+        }
+        set
+    }
+
     /// The first non-empty bucket at or after `from` (no wrap-around).
     #[inline]
     fn first_from(&self, from: usize) -> Option<usize> {
@@ -361,22 +378,35 @@ impl Level {
 
 /// The scheduler's priority queue: a two-level timing wheel over an arena of event nodes.
 ///
-/// Events are placed by their tick (the bit pattern of `secs + 2^20`, which never decreases
-/// as `secs` grows). Level 0 has 8,192 buckets of 3.8 µs covering one 31.25 ms slot of level 1
-/// (the current slot, `slot`); each bucket is a list sorted by key (earliest at the head), threaded through
-/// the arena, so a push is an append or a prepend in the usual cases (the event is the
-/// latest of its bucket, as when many flows start at one instant, or the earliest) and a pop
-/// takes the head of the first non-empty bucket, found with a few bitmap words. Level 1 has
-/// 8,192 unsorted lists of 31.25 ms slots (a 256 s horizon); when level 0 is empty, the
-/// earliest non-empty slot (cached) moves down into it. Events beyond level 1's horizon, and
-/// events pushed before the last one popped (never by the simulator) or before time +0.0,
-/// wait in a binary heap. Pushes and pops cost a few dozen instructions; a run's events move
-/// at most twice. Keys are unique, so the order is total and exactly [`HeapQueue`]'s.
+/// Events are placed by their tick (the bit pattern of `secs + 2^(20+g)`, which never
+/// decreases as `secs` grows; `g` is the grain, below). Level 0 has 8,192 buckets (3.8 µs at
+/// grain 0) covering one slot of level 1 (31.25 ms at grain 0; the current slot, `slot`);
+/// each bucket is a list sorted by key (earliest at the head), threaded through the arena,
+/// so a push is an append or a prepend in the usual cases (the event is the latest of its
+/// bucket, as when many flows start at one instant, or the earliest) and a pop takes the
+/// head of the first non-empty bucket, found with a few bitmap words. Level 1 has 8,192
+/// unsorted lists of slots (a 256 s horizon at grain 0); when level 0 is empty, the earliest
+/// non-empty slot (cached) moves down into it. Events beyond level 1's horizon, and events
+/// pushed before the last one popped (never by the simulator) or before time +0.0, wait in
+/// a binary heap. Pushes and pops cost a few dozen instructions. Keys are unique, so the
+/// order is total and exactly [`HeapQueue`]'s.
+///
+/// The grain `g` (0 to 12) scales buckets and slots by `2^g` and follows the event rate, so
+/// that a bucket holds a few events: a sparse run (seed 000: an event every 356 µs) would
+/// otherwise scan and mark a bucket for every event, and turn the wheel every 31 ms. When
+/// the wheel turns after a slot in which fewer than half the buckets held an event, the grain
+/// grows to aim at [`TARGET_LOAD`] events per bucket (by [`MAX_STEP`] at most); when pushes
+/// walk [`CROWDED`] steps into sorted buckets within a slot, the next pop makes it finer by
+/// one, and no turn makes it that coarse again. Either re-places every pending event (linear
+/// in them, rare). The grain changes where events sit, never their order.
 #[derive(Clone, Debug)]
 pub struct EventQueue<E> {
     nodes: Vec<Node<E>>,
     /// First free node (a list through `next`).
     free: u32,
+    /// Level 0's bitmap marks its non-empty buckets, and (not cleared until the wheel turns,
+    /// which saves an instruction or two a pop) buckets before `cursor` and `cursor`'s own that
+    /// emptied since.
     l0: Level,
     l1: Level,
     /// Absolute level-1 slot (`bucket >> BITS`) that level 0 covers.
@@ -390,18 +420,30 @@ pub struct EventQueue<E> {
     next1: u64,
     /// Events beyond level 1's horizon, before `cursor` when pushed, or before +0.0.
     spill: BinaryHeap<Entry<E>>,
-    /// The bucket of the spill heap's earliest event ([`spill_bucket`]), `u64::MAX` when it
-    /// is empty: a pop compares it with `cursor` instead of peeking into the heap.
+    /// The bucket of the spill heap's earliest event (`spill_bucket`), `u64::MAX` when it
+    /// is empty: a pop compares it with `cursor` instead of peeking into the heap. 0 while
+    /// `crowded`, which sends the next pop to the cold path.
     spill_at: u64,
+    /// The tick offset, `2^(20 + grain)` s.
+    base: f64,
+    /// log2 of a bucket's width in units of 3.8 µs.
+    grain: u32,
+    /// Steps walked by level-0 insertions since the last turn or change of grain.
+    walked: u32,
+    /// The coarsest grain a turn may choose: below any grain found crowded.
+    ceiling: u32,
+    /// Pushes walked [`CROWDED`] steps: the next pop makes the wheel finer.
+    crowded: bool,
 }
 
-/// The bucket an entry of the spill heap would have in the wheel; 0 for keys before +0.0.
-fn spill_bucket<E>(e: &Entry<E>) -> u64 {
+/// The bucket an entry of the spill heap would have in the wheel at offset `base`; 0 for keys
+/// before +0.0.
+fn spill_bucket<E>(base: f64, e: &Entry<E>) -> u64 {
     let k = e.key();
     if k.secs.is_sign_negative() {
         0
     } else {
-        tick(k.secs) >> SHIFT
+        tick(k.secs, base) >> SHIFT
     }
 }
 
@@ -414,17 +456,26 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
+        // The bucket of the earliest tick: where an empty wheel starts. Keys before +0.0
+        // (negative doubles and −0.0, which `total_cmp` puts first) go to the spill heap with
+        // bucket 0, which is before it.
+        let start = tick(0.0, TICK_BASE) >> SHIFT;
         EventQueue {
             nodes: Vec::new(),
             free: NIL,
             l0: Level::new(),
             l1: Level::new(),
-            slot: START >> BITS,
-            cursor: START,
+            slot: start >> BITS,
+            cursor: start,
             len1: 0,
             next1: 0,
             spill: BinaryHeap::new(),
             spill_at: u64::MAX,
+            base: TICK_BASE,
+            grain: 0,
+            walked: 0,
+            ceiling: MAX_GRAIN,
+            crowded: false,
         }
     }
 
@@ -454,7 +505,7 @@ impl<E: Copy> EventQueue<E> {
             self.spill_push(Entry::new(key, ev));
             return;
         }
-        self.place(Node {
+        self.place::<true>(Node {
             bits,
             seq: key.seq,
             next: NIL,
@@ -463,13 +514,15 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Put `node` (`+0.0 ≤ secs`) where its tick belongs: level 0, level 1 or the spill heap.
+    /// `PUSH`: a new event, whose walk into a crowded bucket may ask for a finer grain (not
+    /// while the wheel moves events itself).
     #[inline(always)]
-    fn place(&mut self, node: Node<E>) {
-        let b = tick(f64::from_bits(node.bits)) >> SHIFT;
+    fn place<const PUSH: bool>(&mut self, node: Node<E>) {
+        let b = tick(f64::from_bits(node.bits), self.base) >> SHIFT;
         let s = b >> BITS;
         if s == self.slot && b >= self.cursor {
             let n = self.alloc(node);
-            self.insert0((b & MASK) as usize, n);
+            self.insert0::<PUSH>((b & MASK) as usize, n);
         } else if s > self.slot && s - self.slot < BUCKETS as u64 {
             let n = self.alloc(node);
             self.insert1(s, n);
@@ -482,7 +535,17 @@ impl<E: Copy> EventQueue<E> {
     #[cold]
     fn spill_push(&mut self, e: Entry<E>) {
         self.spill.push(e);
-        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+        self.set_spill_at();
+    }
+
+    /// Recompute `spill_at` (0 while `crowded`).
+    fn set_spill_at(&mut self) {
+        let base = self.base;
+        self.spill_at = match self.spill.peek() {
+            _ if self.crowded => 0,
+            Some(e) => spill_bucket(base, e),
+            None => u64::MAX,
+        };
     }
 
     /// Node `n` of the arena, without the bounds check (`crate::unchecked`): every index a
@@ -509,7 +572,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Insert node `n` into level-0 bucket `i`, keeping it sorted.
     #[inline(always)]
-    fn insert0(&mut self, i: usize, n: u32) {
+    fn insert0<const PUSH: bool>(&mut self, i: usize, n: u32) {
         let head = self.l0.head[i];
         if head == NIL {
             self.l0.head[i] = n;
@@ -532,14 +595,34 @@ impl<E: Copy> EventQueue<E> {
         }
         // Between head and tail: walk (rare: buckets hold a handful of events).
         let mut p = head;
+        let mut steps = 0u32;
         loop {
             let next = self.node(p).next;
             if next == NIL || k < self.node(next).order() {
                 self.node(n).next = next;
                 self.node(p).next = n;
-                return;
+                break;
             }
             p = next;
+            steps += 1;
+        }
+        // Wrapping: a count past 2^32 in one slot only delays a finer grain.
+        self.walked = self.walked.wrapping_add(steps);
+        if self.walked >= CROWDED {
+            self.crowd::<PUSH>();
+        }
+    }
+
+    /// Insertions walked [`CROWDED`] steps in this slot: ask the next pop for a finer grain
+    /// (`front` takes the cold path while `spill_at` is 0), unless the grain is the finest,
+    /// or the wheel is moving events itself (`PUSH` false).
+    #[cold]
+    fn crowd<const PUSH: bool>(&mut self) {
+        if self.grain == 0 {
+            self.walked = 0;
+        } else if PUSH {
+            self.crowded = true;
+            self.spill_at = 0;
         }
     }
 
@@ -562,8 +645,9 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// With level 0 empty: turn the wheel to the earliest of level 1's next slot and the
-    /// spill heap's earliest future event, and move that slot's events down. False when
-    /// there is nothing to turn to.
+    /// spill heap's earliest future event, and move that slot's events down (or re-place
+    /// every event at a coarser grain, if the slot just done was sparse). False when there is
+    /// nothing to turn to.
     #[cold]
     fn turn(&mut self) -> bool {
         let spill_slot = (self.spill_at != u64::MAX)
@@ -575,6 +659,25 @@ impl<E: Copy> EventQueue<E> {
             (false, Some(s)) => s,
             (false, None) => return false,
         };
+        // Level 0 is empty: its bitmap marks the buckets that held an event since the last
+        // turn, over `target - slot` slots (the skipped ones held none).
+        let held = self.l0.clear();
+        // Not if insertions walked (a burst at one instant, as many flows starting).
+        if self.grain < self.ceiling && self.len1 > 0 && held >= 16 && self.walked < held {
+            let share = f64::from(held) / (BUCKETS as f64 * (target - self.slot) as f64);
+            if share < 0.5 {
+                // Buckets holding events at random (Poisson) are non-empty with probability
+                // 1 − e^−load.
+                let load = -(1.0 - share).ln();
+                let up = (TARGET_LOAD / load)
+                    .log2()
+                    .round()
+                    .clamp(1.0, MAX_STEP.into()) as u32;
+                self.regrain((self.grain + up).min(self.ceiling));
+                return true;
+            }
+        }
+        self.walked = 0;
         self.slot = target;
         self.cursor = target << BITS;
         if self.len1 > 0 && self.next1 == target {
@@ -586,8 +689,8 @@ impl<E: Copy> EventQueue<E> {
                 let next = self.nodes[n as usize].next;
                 self.nodes[n as usize].next = NIL;
                 self.len1 -= 1;
-                let b = tick(f64::from_bits(self.nodes[n as usize].bits)) >> SHIFT;
-                self.insert0((b & MASK) as usize, n);
+                let b = tick(f64::from_bits(self.nodes[n as usize].bits), self.base) >> SHIFT;
+                self.insert0::<false>((b & MASK) as usize, n);
                 n = next;
             }
             if self.len1 > 0 {
@@ -602,16 +705,21 @@ impl<E: Copy> EventQueue<E> {
                 self.next1 = target + ahead;
             }
         }
-        // Spilled events the horizon now covers.
-        while self.spill_at != u64::MAX {
-            let s = self.spill_at >> BITS;
-            if s < self.slot || s - self.slot >= BUCKETS as u64 {
+        self.unspill();
+        true
+    }
+
+    /// Move the spilled events the horizon now covers into the wheel, from the earliest on
+    /// (one before `cursor` stays: it pops first).
+    fn unspill(&mut self) {
+        while self.spill_at != u64::MAX && self.spill_at >= self.cursor {
+            if (self.spill_at >> BITS) - self.slot >= BUCKETS as u64 {
                 break;
             }
             if let Some(e) = self.spill.pop() {
-                self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+                self.set_spill_at();
                 let k = e.key();
-                self.place(Node {
+                self.place::<false>(Node {
                     bits: k.secs.to_bits(),
                     seq: k.seq,
                     next: NIL,
@@ -619,7 +727,62 @@ impl<E: Copy> EventQueue<E> {
                 });
             }
         }
-        true
+    }
+
+    /// Re-place every event of the wheel at `grain`, the current slot becoming the earliest
+    /// event's (as a turn would): linear in the pending events and the bitmaps.
+    #[cold]
+    #[inline(never)]
+    fn regrain(&mut self, grain: u32) {
+        let mut pending = Vec::with_capacity(self.nodes.len());
+        for level in [&mut self.l0, &mut self.l1] {
+            for w in 0..WORDS {
+                let mut m = std::mem::take(&mut level.bits[w]);
+                while m != 0 {
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let mut n = std::mem::replace(&mut level.head[i], NIL);
+                    while n != NIL {
+                        pending.push(n);
+                        n = self.nodes[n as usize].next;
+                    }
+                }
+            }
+        }
+        self.len1 = 0;
+        self.walked = 0;
+        self.grain = grain;
+        self.base = TICK_BASE * f64::from(1u32 << grain);
+        // With nothing pending (never), time 0: a cursor in the past only sends pushes to the
+        // heap.
+        let first = pending
+            .iter()
+            .map(|&n| self.nodes[n as usize].bits)
+            .min()
+            .unwrap_or(0);
+        let first = tick(f64::from_bits(first), self.base) >> SHIFT;
+        self.slot = first >> BITS;
+        self.cursor = self.slot << BITS;
+        self.set_spill_at();
+        for n in pending {
+            let node = self.nodes[n as usize];
+            let b = tick(f64::from_bits(node.bits), self.base) >> SHIFT;
+            let s = b >> BITS;
+            self.nodes[n as usize].next = NIL;
+            // Every node is at or after the earliest, and within the old horizon, which a
+            // coarser grain only extends; a finer one may put it beyond: back to the heap.
+            if s == self.slot {
+                self.insert0::<false>((b & MASK) as usize, n);
+            } else if s - self.slot < BUCKETS as u64 {
+                self.insert1(s, n);
+            } else {
+                self.spill.push(Entry::new(node.key(), node.ev));
+                self.node(n).next = self.free;
+                self.free = n;
+            }
+        }
+        self.set_spill_at();
+        self.unspill();
     }
 
     /// The level-0 bucket of the earliest event, or `None` when it is in the spill heap (or
@@ -627,25 +790,55 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn front(&mut self) -> Option<usize> {
         if self.spill_at < self.cursor {
-            return None; // pushed in the past: never by the simulator
+            return self.front_cold();
         }
         // Usually the bucket of the last pop holds the next event too: no scan then.
-        let mut i = (self.cursor & MASK) as usize;
-        if self.l0.head[i] == NIL {
-            // Level 0 holds nothing before `cursor`: no bucket from it on means it is empty.
-            loop {
-                if let Some(j) = self.l0.first_from(i) {
-                    i = j;
-                    break;
-                }
-                if !self.turn() {
-                    return None;
-                }
-                i = 0;
-            }
-            self.cursor = (self.cursor & !MASK) | i as u64;
+        let i = (self.cursor & MASK) as usize;
+        if self.l0.head[i] != NIL {
+            return Some(i);
         }
-        Some(i)
+        self.seek(i + 1)
+    }
+
+    /// The first non-empty bucket from `from` on (bucket `from - 1`, the cursor's, is empty),
+    /// turning the wheel as needed.
+    #[inline(always)]
+    fn seek(&mut self, from: usize) -> Option<usize> {
+        // Level 0 holds nothing before `cursor`, and its bits after `cursor` are exact: no
+        // bucket from it on means it is empty.
+        let mut from = from;
+        loop {
+            if let Some(j) = self.l0.first_from(from) {
+                self.cursor = (self.cursor & !MASK) | j as u64;
+                return Some(j);
+            }
+            // (Spilled future events are beyond the horizon: a turn, or a change of grain,
+            // never leaves one before the cursor.)
+            if !self.turn() {
+                return None;
+            }
+            from = 0;
+        }
+    }
+
+    /// [`EventQueue::front`] when the spill heap's earliest event is before the cursor
+    /// (pushed in the past: never by the simulator), or when a push asked for a finer grain.
+    #[cold]
+    #[inline(never)]
+    fn front_cold(&mut self) -> Option<usize> {
+        if self.crowded {
+            self.crowded = false;
+            self.ceiling = self.grain.saturating_sub(1);
+            self.regrain(self.ceiling);
+            if self.spill_at >= self.cursor {
+                let i = (self.cursor & MASK) as usize;
+                if self.l0.head[i] != NIL {
+                    return Some(i);
+                }
+                return self.seek(i + 1);
+            }
+        }
+        None
     }
 
     /// The earliest event, without removing it (the wheel may turn to it).
@@ -681,11 +874,9 @@ impl<E: Copy> EventQueue<E> {
         if !due(&key) {
             return None;
         }
+        // An emptied bucket keeps its bit until the wheel turns (`l0`).
         let (next, ev) = (node.next, node.ev);
         self.l0.head[i] = next;
-        if next == NIL {
-            self.l0.unmark(i);
-        }
         self.node(n).next = self.free;
         self.free = n;
         Some((key, ev))
@@ -698,7 +889,9 @@ impl<E: Copy> EventQueue<E> {
             return None;
         }
         self.spill.pop();
-        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+        self.set_spill_at();
+        // Events behind it the horizon covers join the wheel, as a turn would have moved them.
+        self.unspill();
         Some((e.key(), e.ev))
     }
 }
@@ -752,7 +945,7 @@ impl<E: Copy> EventQueue<E> {
         // `slot`, level-1 nodes in later slots within the horizon.
         for mut node in kept {
             node.next = NIL;
-            self.place(node);
+            self.place::<false>(node);
         }
         let spill = std::mem::take(&mut self.spill).into_vec();
         for e in spill {
@@ -762,7 +955,7 @@ impl<E: Copy> EventQueue<E> {
                 self.spill.push(e);
             }
         }
-        self.spill_at = self.spill.peek().map_or(u64::MAX, spill_bucket);
+        self.set_spill_at();
         out.sort_unstable_by_key(|e| e.0);
         out
     }
@@ -950,6 +1143,86 @@ mod tests {
         assert!(q.is_empty());
     }
 
+    /// Drives an [`EventQueue`] and a [`HeapQueue`] through phases of `(events, gap_ns,
+    /// ahead_ns)`: each step pushes one to three events up to `ahead_ns` after the clock (the
+    /// last popped time) and pops one, the clock moving about `gap_ns` an event. Sparse and
+    /// dense phases in turn make the wheel coarser and finer. Returns the grains seen.
+    fn run_phases(phases: &[(u32, u64, u64)], seed: u64) -> Vec<u32> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let (mut q, mut r) = (EventQueue::new(), HeapQueue::new());
+        let (mut seq, mut now) = (0u64, 0u64);
+        let mut grains = vec![0];
+        for &(events, gap, ahead) in phases {
+            for _ in 0..events {
+                for _ in 0..rng.gen_range(1..=3) {
+                    let t = match rng.gen_range(0..200) {
+                        0 => now + rng.gen_range(0..1u64 << 45), // far, up to 9.8 hours
+                        1 => now.saturating_sub(rng.gen_range(0..1_000_000)), // the past
+                        _ => now + gap.min(ahead) / 2 + rng.gen_range(0..=ahead),
+                    };
+                    let k = Key {
+                        secs: t as f64 / 1e9 + f64::from(rng.gen_range(0..3u8)) * 1e-18,
+                        seq,
+                    };
+                    seq += 1;
+                    q.push(k, seq);
+                    r.push(k, seq);
+                }
+                for _ in 0..rng.gen_range(1..=3) {
+                    let (a, b) = (q.pop(), r.pop());
+                    assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
+                    if let Some((k, _)) = a {
+                        now = now.max(k.time().as_nanos());
+                    }
+                    if grains.last() != Some(&q.grain) {
+                        grains.push(q.grain);
+                    }
+                }
+            }
+        }
+        assert_eq!(q.len(), r.len());
+        while let Some((k, e)) = r.pop() {
+            assert_eq!(q.pop().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
+        }
+        assert!(q.is_empty());
+        grains
+    }
+
+    #[test]
+    fn the_grain_follows_the_event_rate_and_keeps_the_order() {
+        // Sparse (an event every 300 µs, 10-20 ms ahead, as seed 000), dense (every 10 ns,
+        // up to 200 µs ahead: crowded buckets at a coarse grain), an idle gap, sparse again.
+        let grains = run_phases(
+            &[
+                (20_000, 300_000, 20_000_000),
+                (30_000, 10, 200_000),
+                (100, 3_000_000_000, 5_000_000_000),
+                (20_000, 300_000, 20_000_000),
+            ],
+            21,
+        );
+        let up = grains.windows(2).position(|w| w[1] > w[0]);
+        let down = grains.windows(2).rposition(|w| w[1] < w[0]);
+        assert!(
+            matches!((up, down), (Some(u), Some(d)) if u < d),
+            "{grains:?}"
+        );
+        assert!(grains.iter().any(|&g| g >= 6), "{grains:?}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Any sequence of sparse and dense phases pops in [`HeapQueue`]'s order.
+        #[test]
+        fn pops_in_heap_order_at_any_grain(
+            phases in proptest::collection::vec(
+                (1u32..3_000, 0u64..2_000_000, 0u64..50_000_000), 1..6),
+            seed in 0u64..1000,
+        ) {
+            run_phases(&phases, seed);
+        }
+    }
+
     #[test]
     fn ticks_never_decrease() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
@@ -976,10 +1249,17 @@ mod tests {
             xs.extend([x, f64::from_bits(x.to_bits() + 1)]);
         }
         xs.sort_by(f64::total_cmp);
-        for w in xs.windows(2) {
-            assert!(tick(w[0]) <= tick(w[1]), "{:e} {:e}", w[0], w[1]);
+        for g in 0..=MAX_GRAIN {
+            let base = TICK_BASE * f64::from(1u32 << g);
+            for w in xs.windows(2) {
+                assert!(
+                    tick(w[0], base) <= tick(w[1], base),
+                    "{:e} {:e}",
+                    w[0],
+                    w[1]
+                );
+            }
         }
-        assert!(tick(0.0) >> SHIFT == START);
     }
 
     #[test]
