@@ -310,15 +310,23 @@ impl<E> Node<E> {
 }
 
 /// A set of lists threaded through the arena, one per bucket, with a bitmap of the non-empty
-/// ones. Heads and tails are dense `u32` indices into the arena; a tail is meaningful only
-/// while its head is not `NIL`. The arrays have a fixed length, so an index masked to
+/// ones. Heads and tails are dense `u32` indices into the arena, kept in pairs; a tail is meaningful only
+/// while its head is not `NIL`. The array has a fixed length, so an index masked to
 /// `BUCKETS` needs no bounds check (the checks on `Vec`s were a tenth of the scheduler's
 /// instructions).
 #[derive(Clone, Debug)]
 struct Level {
-    head: Box<[u32; BUCKETS]>,
-    tail: Box<[u32; BUCKETS]>,
+    ends: Box<[Ends; BUCKETS]>,
     bits: Box<[u64; WORDS]>,
+}
+
+/// A bucket's first and last node, side by side: a push reads the head and writes the tail,
+/// and with 1000 flows the buckets touched are spread over the wheel, so one cache line per
+/// bucket instead of two (separate arrays of heads and tails) halves the scheduler's L1 misses.
+#[derive(Clone, Copy, Debug)]
+struct Ends {
+    head: u32,
+    tail: u32,
 }
 
 /// A boxed array of `n` copies of `v`, built on the heap (32 KiB would be a large stack copy).
@@ -330,8 +338,10 @@ fn boxed<T: Copy + std::fmt::Debug, const N: usize>(v: T) -> Box<[T; N]> {
 impl Level {
     fn new() -> Self {
         Level {
-            head: boxed(NIL),
-            tail: boxed(NIL),
+            ends: boxed(Ends {
+                head: NIL,
+                tail: NIL,
+            }),
             bits: boxed(0),
         }
     }
@@ -573,24 +583,24 @@ impl<E: Copy> EventQueue<E> {
     /// Insert node `n` into level-0 bucket `i`, keeping it sorted.
     #[inline(always)]
     fn insert0<const PUSH: bool>(&mut self, i: usize, n: u32) {
-        let head = self.l0.head[i];
+        let head = self.l0.ends[i].head;
         if head == NIL {
-            self.l0.head[i] = n;
-            self.l0.tail[i] = n;
+            self.l0.ends[i].head = n;
+            self.l0.ends[i].tail = n;
             self.l0.mark(i);
             return;
         }
         // The key alone (copying the whole node cost more than the comparisons).
         let k = self.node(n).order();
-        let tail = self.l0.tail[i];
+        let tail = self.l0.ends[i].tail;
         if self.node(tail).order() < k {
             self.node(tail).next = n;
-            self.l0.tail[i] = n;
+            self.l0.ends[i].tail = n;
             return;
         }
         if k < self.node(head).order() {
             self.node(n).next = head;
-            self.l0.head[i] = n;
+            self.l0.ends[i].head = n;
             return;
         }
         // Between head and tail: walk (rare: buckets hold a handful of events).
@@ -630,14 +640,14 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert1(&mut self, s: u64, n: u32) {
         let i = (s & MASK) as usize;
-        if self.l1.head[i] == NIL {
-            self.l1.head[i] = n;
+        if self.l1.ends[i].head == NIL {
+            self.l1.ends[i].head = n;
             self.l1.mark(i);
         } else {
-            let tail = self.l1.tail[i];
+            let tail = self.l1.ends[i].tail;
             self.node(tail).next = n;
         }
-        self.l1.tail[i] = n;
+        self.l1.ends[i].tail = n;
         if self.len1 == 0 || s < self.next1 {
             self.next1 = s;
         }
@@ -682,8 +692,8 @@ impl<E: Copy> EventQueue<E> {
         self.cursor = target << BITS;
         if self.len1 > 0 && self.next1 == target {
             let i = (target & MASK) as usize;
-            let mut n = self.l1.head[i];
-            self.l1.head[i] = NIL;
+            let mut n = self.l1.ends[i].head;
+            self.l1.ends[i].head = NIL;
             self.l1.unmark(i);
             while n != NIL {
                 let next = self.nodes[n as usize].next;
@@ -741,7 +751,7 @@ impl<E: Copy> EventQueue<E> {
                 while m != 0 {
                     let i = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    let mut n = std::mem::replace(&mut level.head[i], NIL);
+                    let mut n = std::mem::replace(&mut level.ends[i].head, NIL);
                     while n != NIL {
                         pending.push(n);
                         n = self.nodes[n as usize].next;
@@ -794,7 +804,7 @@ impl<E: Copy> EventQueue<E> {
         }
         // Usually the bucket of the last pop holds the next event too: no scan then.
         let i = (self.cursor & MASK) as usize;
-        if self.l0.head[i] != NIL {
+        if self.l0.ends[i].head != NIL {
             return Some(i);
         }
         self.seek(i + 1)
@@ -832,7 +842,7 @@ impl<E: Copy> EventQueue<E> {
             self.regrain(self.ceiling);
             if self.spill_at >= self.cursor {
                 let i = (self.cursor & MASK) as usize;
-                if self.l0.head[i] != NIL {
+                if self.l0.ends[i].head != NIL {
                     return Some(i);
                 }
                 return self.seek(i + 1);
@@ -846,7 +856,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek(&mut self) -> Option<(Key, E)> {
         match self.front() {
             Some(i) => {
-                let n = &self.nodes[self.l0.head[i % BUCKETS] as usize];
+                let n = &self.nodes[self.l0.ends[i % BUCKETS].head as usize];
                 Some((n.key(), n.ev))
             }
             None => self.spill.peek().map(|e| (e.key(), e.ev)),
@@ -867,7 +877,7 @@ impl<E: Copy> EventQueue<E> {
             return self.pop_spill(due);
         };
         let i = i % BUCKETS;
-        let n = self.l0.head[i];
+        let n = self.l0.ends[i].head;
         // Fields, not a copy of the whole node (that copy was 14 instructions a pop).
         let node = &*self.node(n);
         let key = node.key();
@@ -876,7 +886,7 @@ impl<E: Copy> EventQueue<E> {
         }
         // An emptied bucket keeps its bit until the wheel turns (`l0`).
         let (next, ev) = (node.next, node.ev);
-        self.l0.head[i] = next;
+        self.l0.ends[i].head = next;
         self.node(n).next = self.free;
         self.free = n;
         Some((key, ev))
@@ -900,7 +910,7 @@ impl<E: Copy> EventQueue<E> {
     /// Calls `f` on every queued event, in no particular order.
     pub fn for_each(&self, mut f: impl FnMut(&Key, &E)) {
         for level in [&self.l0, &self.l1] {
-            for &h in level.head.iter() {
+            for h in level.ends.iter().map(|e| e.head) {
                 let mut n = h;
                 while n != NIL {
                     let node = &self.nodes[n as usize];
@@ -924,8 +934,8 @@ impl<E: Copy> EventQueue<E> {
         let mut out = Vec::new();
         for level in [&mut self.l0, &mut self.l1] {
             for i in 0..BUCKETS {
-                let mut n = std::mem::replace(&mut level.head[i], NIL);
-                level.tail[i] = NIL;
+                let mut n = std::mem::replace(&mut level.ends[i].head, NIL);
+                level.ends[i].tail = NIL;
                 while n != NIL {
                     let node = self.nodes[n as usize];
                     if take(&node.ev) {
