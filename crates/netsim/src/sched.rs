@@ -405,8 +405,8 @@ impl Level {
 /// that a bucket holds a few events: a sparse run (seed 000: an event every 356 µs) would
 /// otherwise scan and mark a bucket for every event, and turn the wheel every 31 ms. When
 /// the wheel turns after a slot in which fewer than half the buckets held an event, the grain
-/// grows to aim at [`TARGET_LOAD`] events per bucket (by [`MAX_STEP`] at most); when pushes
-/// walk [`CROWDED`] steps into sorted buckets within a slot, the next pop makes it finer by
+/// grows to aim at `TARGET_LOAD` events per bucket (by `MAX_STEP` at most); when pushes
+/// walk `CROWDED` steps into sorted buckets within a slot, the next pop makes it finer by
 /// one, and no turn makes it that coarse again. Either re-places every pending event (linear
 /// in them, rare). The grain changes where events sit, never their order.
 #[derive(Clone, Debug)]
