@@ -24,6 +24,16 @@ pub(crate) use meter::FlowMeters;
 /// direction at 1.5 MiB and a gauge's at 0.5 MiB, however long the run or fine the bins.
 pub const MAX_BINS: usize = 1 << 16;
 
+/// Make room in `series` for `len` bins, leaving at most an eighth (and at least 2 bins) spare:
+/// series grow a bin at a time to a length a run does not know in advance, and `Vec`'s
+/// doubling left up to half of each one empty (`docs/performance.md`, "Third round").
+fn reserve_bins<T>(series: &mut Vec<T>, len: usize) {
+    if series.capacity() < len {
+        let n = series.len();
+        series.reserve_exact(len.max(n + (n / 8).max(2)) - n);
+    }
+}
+
 /// Merge adjacent pairs of bins in place: `[a, b, c, d, e]` becomes `[a+b, c+d, e]`.
 fn merge_pairs<T: Copy>(series: &mut Vec<T>, add: impl Fn(T, T) -> T) {
     let n = series.len().div_ceil(2);
@@ -132,8 +142,8 @@ impl StatsConfig {
 /// Delay and jitter statistics of a flow's delivered packets.
 ///
 /// Quantiles come from a [`DelayHistogram`]: HDR buckets with 3 significant digits (a quantile
-/// is at most max(511 ns, value/1024) above the exact one), in lazily allocated pages (≈ 1.3 KiB
-/// per busy direction in the 1000-flow scaling dumbbell, at most 186 KiB); count, sum, min and
+/// is at most max(511 ns, value/1024) above the exact one), in lazily allocated pages (≈ 0.5 KiB
+/// per direction in the 1000-flow scaling dumbbell, at most 95 KiB); count, sum, min and
 /// max are exact (integer nanoseconds).
 #[derive(Clone, Debug)]
 pub struct DelayStats {
@@ -700,7 +710,9 @@ impl QueueGauges {
                 let v = self.value[k] as f64;
                 self.bin_area[k] += v * dt;
                 self.total_area[k] += v * dt;
-                self.series[k].push(self.bin_area[k] / self.bin_ns as f64);
+                let s = &mut self.series[k];
+                reserve_bins(s, s.len() + 1);
+                s.push(self.bin_area[k] / self.bin_ns as f64);
                 self.bin_area[k] = 0.0;
             }
             self.last_t = self.bin_end;

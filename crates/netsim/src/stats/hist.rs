@@ -12,13 +12,14 @@
 //! Written by hand because no crate offers this indexing with bounded, lazily allocated storage:
 //! `hdrhistogram` keeps one contiguous `u64` array from 0 up to the largest value seen (with
 //! auto-resize, 96 KiB once a delay passes 1 s, up to 368 KiB), which made the two histograms of
-//! a busy flow most of its memory. Here counts are `u32` in pages of 64 slots (256 B), allocated
-//! on first touch and found through a page table of `u16` entries that only extends to the
-//! highest page touched. Delays that vary by up to a factor of two touch at most 18 pages
-//! (4.5 KiB, plus a table of at most 1.5 KiB); in the 1000-flow 1 Gb/s scaling dumbbell a
-//! direction holds ≈ 1.3 KiB, against ≈ 93 KiB with `hdrhistogram`. The bound, every slot
-//! touched, is 736 pages (184 KiB) plus a 1,472 B table. A count that passes `u32::MAX` wraps
-//! into a carry list (multiples of 2³² per slot), so no count is ever lost.
+//! a busy flow most of its memory. Here counts are `u16` in pages of 32 slots (64 B), allocated
+//! on first touch and found through a page table of `u16` entries that covers only the pages
+//! from the lowest to the highest touched. Delays that vary by up to a factor of two touch at
+//! most 35 pages (2.2 KiB, plus a table of at most 70 B); in the 1000-flow 1 Gb/s scaling
+//! dumbbell a flow's two directions hold ≈ 0.95 KiB, against ≈ 186 KiB with `hdrhistogram`.
+//! The bound, every slot touched, is 1,472 pages (92 KiB) plus a 2,944 B table. A count that
+//! passes `u16::MAX` wraps into a carry list (multiples of 2¹⁶ per slot), so no count is ever
+//! lost; a slot that wraps costs 16 B there, once.
 
 /// log2 of the slot width in bucket 0 (lowest discernible value 1000 ns → 2⁹).
 const UNIT_MAGNITUDE: u32 = 9;
@@ -32,8 +33,10 @@ const SUB_BUCKET_MASK: u64 = ((2 * SUB_HALF as u64) - 1) << UNIT_MAGNITUDE;
 const LEADING_ZERO_BASE: u32 = 64 - UNIT_MAGNITUDE - (SUB_HALF_MAGNITUDE + 1);
 /// Slots in all: buckets 0..=44, bucket 0 counting double.
 pub(crate) const SLOTS: usize = (LEADING_ZERO_BASE as usize + 2) << SUB_HALF_MAGNITUDE;
-/// log2 of the slots per page.
-const PAGE_BITS: u32 = 6;
+/// log2 of the slots per page: 32 `u16` counts, one cache line. Delays are sparse across
+/// their range (a 1 Mb/s flow's 10 s touch ≈ 50 slots spread over ≈ 700), so smaller pages
+/// hold fewer empty slots.
+const PAGE_BITS: u32 = 5;
 /// Slots per page.
 const PAGE: usize = 1 << PAGE_BITS;
 /// Pages in all.
@@ -45,11 +48,13 @@ const _: () = assert!(PAGES < u16::MAX as usize && SLOTS < u32::MAX as usize);
 /// Delay histogram with HDR (3 significant digits, 1 µs) buckets and lazily paged counts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DelayHistogram {
-    /// Page number → 1 + its position in `pages`; 0 when the page was never touched.
+    /// Page number − `base` → 1 + its position in `pages`; 0 when the page was never touched.
     table: Vec<u16>,
+    /// The page number of `table[0]` (the lowest page touched).
+    base: usize,
     /// Counts, `PAGE` slots per page, in order of first touch.
-    pages: Vec<[u32; PAGE]>,
-    /// (slot, multiples of 2³²) for slots whose `u32` count wrapped, sorted by slot.
+    pages: Vec<[u16; PAGE]>,
+    /// (slot, multiples of 2¹⁶) for slots whose `u16` count wrapped, sorted by slot.
     carries: Vec<(u32, u64)>,
     /// Samples recorded.
     total: u64,
@@ -78,6 +83,7 @@ impl DelayHistogram {
     /// An empty histogram (no heap), for constant initializers.
     pub(crate) const EMPTY: DelayHistogram = DelayHistogram {
         table: Vec::new(),
+        base: 0,
         pages: Vec::new(),
         carries: Vec::new(),
         total: 0,
@@ -95,9 +101,9 @@ impl DelayHistogram {
     pub fn record_n(&mut self, v: u64, n: u64) {
         let (slot, c) = self.slot_count(v);
         let sum = u64::from(*c) + n;
-        *c = sum as u32;
-        if sum >> 32 != 0 {
-            self.carry(slot, sum >> 32);
+        *c = sum as u16;
+        if sum >> 16 != 0 {
+            self.carry(slot, sum >> 16);
         }
         self.total = self.total.saturating_add(n);
     }
@@ -116,10 +122,11 @@ impl DelayHistogram {
 
     /// The slot of value `v` and its count, the page allocated on first touch.
     #[inline(always)]
-    fn slot_count(&mut self, v: u64) -> (usize, &mut u32) {
+    fn slot_count(&mut self, v: u64) -> (usize, &mut u16) {
         let slot = slot_of(v);
         let page = slot >> PAGE_BITS;
-        let at = match self.table.get(page) {
+        // A page below `base` wraps to a large index, past the table.
+        let at = match self.table.get(page.wrapping_sub(self.base)) {
             Some(&p) if p != 0 => usize::from(p) - 1,
             _ => self.new_page(page),
         };
@@ -134,24 +141,35 @@ impl DelayHistogram {
     /// Allocate page `page` (first touch) and return its position in `pages`.
     #[cold]
     fn new_page(&mut self, page: usize) -> usize {
-        if self.table.len() <= page {
-            self.table.reserve_exact(page + 1 - self.table.len());
-            self.table.resize(page + 1, 0);
+        if self.table.is_empty() {
+            self.base = page;
+        } else if page < self.base {
+            // Extend the table down to `page` (delays seldom fall below the first ones).
+            let below = self.base - page;
+            self.table.reserve_exact(below);
+            self.table.splice(0..0, std::iter::repeat_n(0, below));
+            self.base = page;
+        }
+        let i = page - self.base;
+        if self.table.len() <= i {
+            self.table.reserve_exact(i + 1 - self.table.len());
+            self.table.resize(i + 1, 0);
         }
         if self.pages.len() == self.pages.capacity() {
-            // Grow by half rather than double (pages are 256 B and rarely added), never past
-            // the number of pages that exist.
+            // Grow by an eighth (at least one page) rather than double: pages are added
+            // rarely, and doubling left a third of a busy run's pages empty. Never past the
+            // number of pages that exist.
             let n = self.pages.len();
-            self.pages.reserve_exact((n / 2).clamp(2, 8).min(PAGES - n));
+            self.pages.reserve_exact((n / 8).max(1).min(PAGES - n));
         }
         self.pages.push([0; PAGE]);
         let at = self.pages.len() - 1;
         // At most PAGES pages exist, so the position fits (checked above at compile time).
-        self.table[page] = (at + 1) as u16;
+        self.table[i] = (at + 1) as u16;
         at
     }
 
-    /// Add `wraps` · 2³² to the count of `slot`.
+    /// Add `wraps` · 2¹⁶ to the count of `slot`.
     #[cold]
     fn carry(&mut self, slot: usize, wraps: u64) {
         let slot = slot as u32;
@@ -174,7 +192,7 @@ impl DelayHistogram {
     /// Heap bytes held (page table, pages, carry list).
     pub fn heap_bytes(&self) -> usize {
         self.table.capacity() * size_of::<u16>()
-            + self.pages.capacity() * size_of::<[u32; PAGE]>()
+            + self.pages.capacity() * size_of::<[u16; PAGE]>()
             + self.carries.capacity() * size_of::<(u32, u64)>()
     }
 
@@ -188,7 +206,7 @@ impl DelayHistogram {
             .carries
             .binary_search_by_key(&(slot as u32), |&(s, _)| s)
             .map_or(0, |i| self.carries[i].1);
-        low.saturating_add(wraps.saturating_mul(1 << 32))
+        low.saturating_add(wraps.saturating_mul(1 << 16))
     }
 
     /// The value at quantile `q`, as `hdrhistogram`'s `value_at_quantile`: the highest value of
@@ -201,11 +219,11 @@ impl DelayHistogram {
         let q = q.min(1.0);
         let want = ((q * self.total as f64).ceil() as u64).max(1);
         let mut seen = 0u64;
-        for (page, &p) in self.table.iter().enumerate() {
+        for (i, &p) in self.table.iter().enumerate() {
             let Some(p) = usize::from(p).checked_sub(1) else {
                 continue;
             };
-            let first = page << PAGE_BITS;
+            let first = (self.base + i) << PAGE_BITS;
             let page_total =
                 (first..first + PAGE).fold(0u64, |a, s| a.saturating_add(self.count(p, s)));
             if seen.saturating_add(page_total) < want {
@@ -276,7 +294,7 @@ mod tests {
         let mut ours = DelayHistogram::default();
         let mut hdr = reference();
         // u32::MAX + 3 samples at 5 ms, 10 above: the 0.5 quantile must stay at 5 ms, which a
-        // wrapped u32 count (2 samples) would move to 7 ms.
+        // wrapped count (2 samples) would move to 7 ms.
         for (v, n) in [
             (5_000_000, u64::from(u32::MAX)),
             (5_000_000, 3),
@@ -286,7 +304,7 @@ mod tests {
             hdr.record_n(v, n).unwrap();
         }
         assert_eq!(ours.len(), u64::from(u32::MAX) + 13);
-        assert_eq!(ours.carries, vec![(slot_of(5_000_000) as u32, 1)]);
+        assert_eq!(ours.carries, vec![(slot_of(5_000_000) as u32, 1 << 16)]);
         for q in [0.0, 0.5, 0.999_999_999, 1.0] {
             assert_eq!(
                 ours.value_at_quantile(q),
@@ -298,29 +316,56 @@ mod tests {
     }
 
     #[test]
+    fn counts_wrap_one_sample_at_a_time() {
+        let mut ours = DelayHistogram::default();
+        let mut hdr = reference();
+        // Three slots, the middle one passing u16::MAX three times, recorded one by one (the
+        // simulator's path), in an order that touches the lowest page last.
+        let n = 3 * (1 << 16) + 7;
+        for i in 0..n {
+            ours.record(30_000_000);
+            hdr.record(30_000_000).unwrap();
+            if i % 1000 == 0 {
+                ours.record(90_000_000);
+                hdr.record(90_000_000).unwrap();
+            }
+        }
+        ours.record(2_000);
+        hdr.record(2_000).unwrap();
+        assert_eq!(ours.carries, vec![(slot_of(30_000_000) as u32, 3)]);
+        for q in [0.0, 0.001, 0.5, 0.99, 0.999, 1.0] {
+            assert_eq!(
+                ours.value_at_quantile(q),
+                Some(hdr.value_at_quantile(q)),
+                "q {q}"
+            );
+        }
+    }
+
+    #[test]
     fn memory_is_lazy_and_bounded() {
         let mut h = DelayHistogram::default();
         assert_eq!(h.heap_bytes(), 0);
         assert_eq!(h.value_at_quantile(0.5), None);
         // A flow's delays between 20 and 40 ms, 1 µs apart: a factor of two spans 1024 slots,
-        // 16 pages, one more where it straddles a page boundary, two more across a bucket.
+        // 32 pages, one more where it straddles a page boundary, two more across a bucket.
         for v in (20_000_000..40_000_000).step_by(1000) {
             h.record(v);
         }
-        assert!(h.pages.len() <= 18, "{} pages", h.pages.len());
-        // At most 8 pages of spare capacity; the table reaches the highest page touched.
-        let table = 2 * (slot_of(40_000_000) / PAGE + 1);
+        assert!(h.pages.len() <= 35, "{} pages", h.pages.len());
+        // At most an eighth of spare pages; the table covers the pages touched only.
+        let table = 2 * (slot_of(40_000_000) / PAGE - slot_of(20_000_000) / PAGE + 1);
         assert!(
-            h.heap_bytes() <= (18 + 8) * 256 + table,
+            h.heap_bytes() <= (35 + 4) * 64 + table,
             "{} B",
             h.heap_bytes()
         );
-        // Every slot touched: the bound.
+        // Every slot touched (the pages below the first ones after them): the bound.
         for s in 0..SLOTS {
             h.record(slot_range(s).0);
         }
         assert_eq!(h.pages.len(), PAGES);
-        assert_eq!(h.heap_bytes(), PAGES * 256 + 2 * PAGES);
+        assert_eq!(h.heap_bytes(), PAGES * 64 + 2 * PAGES);
     }
 
     /// Delays from 0 ns to beyond hours, including the extremes, plus clusters (a path delay

@@ -18,7 +18,9 @@
 
 use core::time::Duration;
 
-use super::{merge_pairs, rfc3550_step, DelayHistogram, DelayStats, DropCause, FlowRecorder};
+use super::{
+    merge_pairs, reserve_bins, rfc3550_step, DelayHistogram, DelayStats, DropCause, FlowRecorder,
+};
 use super::{StatsConfig, MAX_BINS};
 use crate::Time;
 
@@ -133,6 +135,7 @@ impl Cold {
         // Below MAX_BINS once shifted (`enter` coarsens first), so the index fits.
         let idx = (bin >> shift) as usize;
         if series.len() <= idx {
+            reserve_bins(series, idx + 1);
             series.resize(idx + 1, 0);
         }
         series[idx] += v;
