@@ -709,16 +709,19 @@ impl<M: Metering> Simulator<M> {
         idx: usize,
         f: impl FnOnce(&mut AnyAgent, &mut AgentCtx<'_>),
     ) {
-        self.call_agent_lending::<TRACE>(idx, NONE_LENT, |a, _, ctx| f(a, ctx));
+        let now = self.cur.time();
+        self.call_agent_lending::<TRACE>(idx, NONE_LENT, now, |a, _, ctx| f(a, ctx));
     }
 
     /// [`Simulator::call_agent`], lending the agent packet `lent` (or [`NONE_LENT`]) where it
-    /// lies in the store, and freeing its slot when the call returns.
+    /// lies in the store, and freeing its slot when the call returns. `now` is `cur.time()`,
+    /// rounded once by the caller for the statistics and this call.
     #[inline]
     fn call_agent_lending<const TRACE: bool>(
         &mut self,
         idx: usize,
         lent: u32,
+        now: Time,
         f: impl FnOnce(&mut AnyAgent, Option<&Packet>, &mut AgentCtx<'_>),
     ) {
         debug_assert!(
@@ -730,8 +733,6 @@ impl<M: Metering> Simulator<M> {
         };
         let base = slot.timer_base as usize;
         let timers = &self.timers[base..base + usize::from(slot.timer_count)];
-        // Rounded once, for the context and for the timer changes.
-        let now = self.cur.time();
         {
             let (out, pkt) = self.store.lend(lent);
             let mut ctx = AgentCtx::new(now, &mut slot.io, out, &mut self.calls, timers);
@@ -744,7 +745,7 @@ impl<M: Metering> Simulator<M> {
         if !self.calls.sent.is_empty() {
             for i in 0..self.calls.sent.len() {
                 let id = self.calls.sent[i];
-                self.inject::<TRACE>(idx, id);
+                self.inject::<TRACE>(idx, id, now);
             }
             self.calls.sent.clear();
         }
@@ -794,9 +795,9 @@ impl<M: Metering> Simulator<M> {
 
     /// A packet agent `idx` sent (`id`, in the store, addressed and numbered by
     /// [`AgentCtx::send`]) enters the network at the agent's node, through the host's
-    /// outgoing stage.
+    /// outgoing stage; `now` is `cur.time()`.
     #[inline]
-    fn inject<const TRACE: bool>(&mut self, idx: usize, id: u32) {
+    fn inject<const TRACE: bool>(&mut self, idx: usize, id: u32, now: Time) {
         let slot = &self.agents[idx];
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
@@ -808,7 +809,7 @@ impl<M: Metering> Simulator<M> {
         self.flows[slot.io.flow as usize].acct[d].sent += 1;
         if meter {
             let i = 2 * slot.io.flow as usize + d;
-            self.meters.on_sent(i, self.cur.time(), size, payload);
+            self.meters.on_sent(i, now, size, payload);
         }
         let staged = slot.egress.holds(protected);
         self.count_sent();
@@ -994,17 +995,19 @@ impl<M: Metering> Simulator<M> {
         let f = &mut self.flows[pkt.flow as usize];
         let d = dir_index(pkt.dir);
         f.acct[d].delivered += 1;
+        // Rounded once, for the statistics and the agent's call.
+        let now = self.cur.time();
         if M::FLOWS && metered(pkt) {
             let (i, m) = (2 * pkt.flow as usize + d, &mut self.meters);
-            m.on_delivered(i, self.cur.time(), pkt.sent_at, pkt.size, pkt.payload);
+            m.on_delivered(i, now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
-                m.on_exposed(i, self.cur.time());
+                m.on_exposed(i, now);
             }
             if pkt.ce {
-                m.on_marked(i, self.cur.time());
+                m.on_marked(i, now);
             }
         }
-        self.call_agent_lending::<TRACE>(idx, id, |a, pkt, ctx| {
+        self.call_agent_lending::<TRACE>(idx, id, now, |a, pkt, ctx| {
             if let Some(pkt) = pkt {
                 a.on_packet(pkt, ctx);
             }
@@ -1052,7 +1055,8 @@ impl<M: Metering> Simulator<M> {
     fn note_queue(&mut self, l: usize) {
         if M::QUEUES {
             let (n, b) = self.links[l].queue.lens();
-            self.queue_gauges[l].set(self.cur.time(), n, b);
+            let cur = self.cur;
+            self.queue_gauges[l].set(|| cur.time(), n, b);
         }
     }
 

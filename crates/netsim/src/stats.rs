@@ -656,15 +656,16 @@ impl QueueGauges {
         }
     }
 
-    /// The queue holds `packets` and `bytes` from `now` on. A change from zero to zero adds
+    /// The queue holds `packets` and `bytes` from `now()` on. A change from zero to zero adds
     /// 0 · dt to the areas and leaves the maxima: it is skipped (the next change, or the end
-    /// of the run, integrates the same values and closes the same bins).
+    /// of the run, integrates the same values and closes the same bins) before `now` is
+    /// called, so that the skipped calls do not round the event's time.
     #[inline(always)]
-    pub fn set(&mut self, now: Time, packets: u64, bytes: u64) {
+    pub fn set(&mut self, now: impl FnOnce() -> Time, packets: u64, bytes: u64) {
         if packets | bytes | self.value[0] | self.value[1] == 0 {
             return;
         }
-        let t = now.as_nanos();
+        let t = now().as_nanos();
         if t < self.last_t || t >= self.bin_end {
             self.set_slow(t, packets, bytes);
             return;
@@ -945,7 +946,7 @@ mod tests {
                     a.set(now, n);
                     b.set(now, bytes);
                 }
-                g.set(now, n, bytes);
+                g.set(|| now, n, bytes);
             }
             let end = Time::from_nanos(t + 1_000_000);
             a.finish(end);
