@@ -230,10 +230,16 @@ pub struct Red<P = Packet> {
     /// Packets per second at the mean packet size (NS-2 `ptc`).
     ptc: f64,
     q_w: f64,
+    /// `1 − q_w`, the EWMA's decay per packet time.
+    keep: f64,
     /// One packet in queue units (`mean_pktsize` bytes in byte mode, else 1).
     unit: f64,
     /// The hard limit in queue units: Q1 clamps the average and Q2 the thresholds to it.
     lim: f64,
+    /// The hard limit as the queue length is counted (bytes in byte mode, else packets).
+    qlim: u64,
+    /// Adaptive RED and Q3: `interval` in nanoseconds.
+    interval_ns: u64,
     /// Thresholds in queue units (bytes in byte mode).
     th_min: f64,
     th_max: f64,
@@ -323,11 +329,19 @@ impl<P: Queued> Red<P> {
             RedMaxP::Fixed | RedMaxP::Q3(_) => 0.0,
         };
         let linterm = if cfg.linterm > 0.0 { cfg.linterm } else { 1.0 };
+        let interval = match &cfg.max_p {
+            RedMaxP::Fixed => 0.0,
+            RedMaxP::AdaptiveRed(a) => a.interval,
+            RedMaxP::Q3(a) => a.interval,
+        };
         let mut red = Red {
             ptc,
             q_w,
+            keep: 1.0 - q_w,
             unit,
             lim: f64::from(cfg.limit) * unit,
+            qlim: Self::qlim(&cfg),
+            interval_ns: Time::from_secs_f64(interval).as_nanos(),
             th_min: th_min_pkts * unit,
             th_max: th_max_pkts * unit,
             cur_max_p: 1.0 / linterm,
@@ -399,6 +413,16 @@ impl<P: Queued> Red<P> {
     pub fn set_limit(&mut self, limit: u32) {
         self.cfg.limit = limit;
         self.lim = f64::from(limit) * self.unit;
+        self.qlim = Self::qlim(&self.cfg);
+    }
+
+    /// The hard limit in the units [`Red::qlen`] counts.
+    fn qlim(cfg: &RedConfig) -> u64 {
+        if cfg.queue_in_bytes {
+            u64::from(cfg.limit) * u64::from(cfg.mean_pktsize)
+        } else {
+            u64::from(cfg.limit)
+        }
     }
 
     /// The hard limit in queue units (bytes in byte mode).
@@ -422,15 +446,15 @@ impl<P: Queued> Red<P> {
     /// Update point 1: the average, given the instantaneous queue, whether this is the first
     /// arrival after an idle period, and `m` packet times of idleness to decay over.
     fn update_average(&mut self, nqueued: u64, after_idle: bool, m: i64) {
-        let keep = 1.0 - self.q_w;
+        let keep = self.keep;
         let decay = |steps: i64| {
             if steps > i64::from(i32::MAX) {
                 0.0
             } else {
-                keep.powi(steps.max(0) as i32)
+                powi(keep, steps.max(0) as u32)
             }
         };
-        let q = nqueued as f64;
+        let q = exact_f64(nqueued);
         match self.cfg.average {
             RedAverage::Ewma => {
                 // REDQueue::estimator with m + 1 steps.
@@ -485,7 +509,7 @@ impl<P: Queued> Red<P> {
             RedMaxP::Fixed => return,
             RedMaxP::AdaptiveRed(a) => {
                 // REDQueue::updateMaxP, called when now > lastset + interval.
-                let interval = Time::from_secs_f64(a.interval).as_nanos();
+                let interval = self.interval_ns;
                 if now.as_nanos() <= self.lastset.as_nanos().saturating_add(interval) {
                     return;
                 }
@@ -500,7 +524,7 @@ impl<P: Queued> Red<P> {
             }
             RedMaxP::Q3(a) => {
                 // Fig. 1: "Every interval seconds", here at the first arrival of each interval.
-                let interval = Time::from_secs_f64(a.interval).as_nanos();
+                let interval = self.interval_ns;
                 if now.as_nanos().saturating_sub(self.lastset.as_nanos()) < interval {
                     return;
                 }
@@ -592,11 +616,11 @@ impl<P: Queued> Red<P> {
     pub fn enqueue(&mut self, mut pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
         let mut m: i64 = 0;
         let after_idle = self.idle;
-        if self.idle {
+        if after_idle {
             // NS-2 pretends ptc · idle_time packets of an empty queue arrived while idle
             // (int() truncation).
             self.idle = false;
-            let idle = now.as_nanos().saturating_sub(self.idletime.as_nanos()) as f64 / 1e9;
+            let idle = exact_f64(now.as_nanos().saturating_sub(self.idletime.as_nanos())) / 1e9;
             m = (self.ptc * idle) as i64;
         }
         let old_ave = self.ave;
@@ -606,17 +630,13 @@ impl<P: Queued> Red<P> {
         self.update_average(nq, after_idle, m);
         self.update_thresholds(old_ave, nq);
         self.update_max_p(now);
-        self.q_prev = nq as f64;
+        self.q_prev = exact_f64(nq);
 
         self.count += 1;
         self.count_bytes += u64::from(pkt.size());
 
         let qavg = self.ave;
-        let qlim = if self.cfg.queue_in_bytes {
-            u64::from(self.cfg.limit) * u64::from(self.cfg.mean_pktsize)
-        } else {
-            u64::from(self.cfg.limit)
-        };
+        let qlim = self.qlim;
         let mut droptype = DropType::None;
         if qavg >= self.th_min && nq > 1 {
             let ceiling = if self.cfg.gentle {
@@ -711,6 +731,32 @@ impl<P: Queued> Red<P> {
         self.idletime = now;
         std::mem::take(&mut self.q)
     }
+}
+
+/// `a^n` with the multiplications of compiler-builtins' `__powidf2` (what `f64::powi` calls
+/// for an exponent known only at run time) in the same order, so the same bits; inlined, so
+/// the common n = 1 (an arrival to a busy queue) is one multiplication by 1.
+#[inline]
+fn powi(mut a: f64, mut n: u32) -> f64 {
+    let mut r = 1.0;
+    loop {
+        if n & 1 != 0 {
+            r *= a;
+        }
+        n >>= 1;
+        if n == 0 {
+            return r;
+        }
+        a *= a;
+    }
+}
+
+/// `x as f64` for a queue length or a span of nanoseconds, both far below 2^63: the signed
+/// conversion is one instruction, the unsigned one several, and they agree there.
+#[inline(always)]
+fn exact_f64(x: u64) -> f64 {
+    debug_assert!(i64::try_from(x).is_ok());
+    x as i64 as f64
 }
 
 #[cfg(test)]
@@ -1160,6 +1206,47 @@ mod tests {
             );
             assert_eq!(r.q_weight(), auto.q_weight(), "{w}");
             assert_eq!(r.thresholds(), auto.thresholds());
+        }
+    }
+
+    /// `f64::powi` behind a call the optimiser cannot see through, so that it runs
+    /// `__powidf2` as the decay did.
+    #[inline(never)]
+    fn builtin_powi(a: f64, n: i32) -> f64 {
+        std::hint::black_box(a).powi(std::hint::black_box(n))
+    }
+
+    #[test]
+    fn powi_matches_the_builtin_on_edges() {
+        for a in [
+            0.0,
+            -0.0,
+            1.0,
+            0.5,
+            1.0 - 1e-16,
+            f64::MIN_POSITIVE,
+            1e-300,
+            0.999_733_4,
+        ] {
+            for n in [0, 1, 2, 3, 7, 64, 1023, 1 << 20, i32::MAX as u32] {
+                let want = builtin_powi(a, n as i32);
+                assert_eq!(powi(a, n).to_bits(), want.to_bits(), "{a}^{n}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The decay's inlined `powi` gives `__powidf2`'s bits for every weight and idle
+        /// length RED can meet.
+        #[test]
+        fn powi_matches_the_builtin(keep in 0.0f64..=1.0, n in 0u32..=(i32::MAX as u32)) {
+            proptest::prop_assert_eq!(powi(keep, n).to_bits(), builtin_powi(keep, n as i32).to_bits());
+        }
+
+        /// The same on the small exponents most arrivals use.
+        #[test]
+        fn powi_matches_the_builtin_small(keep in 0.9f64..=1.0, n in 0u32..5000) {
+            proptest::prop_assert_eq!(powi(keep, n).to_bits(), builtin_powi(keep, n as i32).to_bits());
         }
     }
 }
