@@ -474,6 +474,10 @@ impl Receiver {
 
     /// Declare the holes selected by `pick` lost, lowest first; returns the new loss events.
     fn declare(&mut self, pick: impl Fn(&Pending) -> bool) -> usize {
+        // The usual case on every packet: no hole open.
+        if self.pending.is_empty() {
+            return 0;
+        }
         let mut lost = std::mem::take(&mut self.declared);
         self.pending.retain(|p| {
             if pick(p) {

@@ -644,7 +644,18 @@ impl Sender {
     /// A header for the next data packet if one may leave at `now`; the caller sends it (and
     /// calls [`Sender::on_send_refused`] if the host does not take it).
     pub fn poll_transmit(&mut self, now: Time) -> Option<DataHeader> {
-        let before = Emitted {
+        let h = self.poll_transmit_inner(now);
+        if h.is_none() {
+            self.last_emit = None;
+        }
+        h
+    }
+
+    /// Keep what emitting a packet is about to change, for [`Sender::on_send_refused`]. Called
+    /// only once a packet will leave, before any state changes, so that the many polls that
+    /// send nothing do not copy it.
+    fn remember(&mut self) {
+        self.last_emit = Some(Emitted {
             seq: self.next_seq,
             pacer: self.pacer.clone(),
             immediate: self.immediate,
@@ -653,13 +664,7 @@ impl Sender {
             sent_since_nfb: self.sent_since_nfb,
             protected: false,
             last_sent: self.last_sent,
-        };
-        let h = self.poll_transmit_inner(now);
-        self.last_emit = h.map(|h| Emitted {
-            protected: self.cfg.protect.protects(h.initial_ttl),
-            ..before
         });
-        h
     }
 
     fn poll_transmit_inner(&mut self, now: Time) -> Option<DataHeader> {
@@ -675,6 +680,7 @@ impl Sender {
             return None;
         }
         if self.immediate > 0 {
+            self.remember();
             self.immediate -= 1;
             if let Pacer::Nominal { last } = &mut self.pacer {
                 *last = Some(now);
@@ -703,6 +709,7 @@ impl Sender {
                         .saturating_add(Duration::from_nanos(1))
                 };
                 let nominal = next.max(oldest);
+                self.remember();
                 self.pacer = Pacer::Nominal {
                     last: Some(nominal),
                 };
@@ -711,6 +718,7 @@ impl Sender {
             Pacer::Timer { at, .. } => match at {
                 Some(t) if t <= now => {
                     let base = self.tick_base(now);
+                    self.remember();
                     let h = self.emit(now);
                     self.rearm_timer(now, base);
                     Some(h)
@@ -733,6 +741,7 @@ impl Sender {
         self.immediate = 0;
     }
 
+    /// Build the next packet's header and account for it; after [`Sender::remember`].
     fn emit(&mut self, now: Time) -> DataHeader {
         let h = DataHeader {
             seq: self.next_seq,
@@ -746,6 +755,9 @@ impl Sender {
         };
         if self.cfg.protect.protects(h.initial_ttl) {
             self.protected_sent = self.protected_sent.saturating_add(1);
+            if let Some(e) = &mut self.last_emit {
+                e.protected = true;
+            }
         }
         self.next_seq = self.next_seq.saturating_add(1);
         if let Backlog::Packets(k) = self.backlog {
@@ -794,7 +806,9 @@ impl Sender {
 
     // ----- timers --------------------------------------------------------------------------
 
-    /// Handle whatever timer is due at `now` (the nofeedback timer; an idle send tick).
+    /// Handle whatever timer is due at `now` (the nofeedback timer; an idle send tick). Called
+    /// before anything is due, it changes nothing, except that a sender with no data drops the
+    /// immediate sends it owed, as [`Sender::poll_transmit`] does.
     pub fn on_timeout(&mut self, now: Time) {
         if self.life != Lifecycle::Running {
             return;

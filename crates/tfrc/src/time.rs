@@ -33,15 +33,8 @@ impl Time {
     /// A time `secs` seconds after the epoch, rounded to the nearest nanosecond. Negative and NaN
     /// inputs give the epoch; values past [`Time::MAX`] saturate.
     pub fn from_secs_f64(secs: f64) -> Time {
-        if secs.is_nan() || secs <= 0.0 {
-            return Time::ZERO;
-        }
-        let ns = (secs * 1e9).round();
-        if ns >= u64::MAX as f64 {
-            Time::MAX
-        } else {
-            Time(ns as u64)
-        }
+        // Negative and NaN products give 0, and values past `u64::MAX` ns saturate.
+        Time(round_u64(secs * 1e9))
     }
 
     /// Seconds since the epoch.
@@ -78,8 +71,27 @@ pub fn duration_from_secs_f64(secs: f64) -> Duration {
     } else if secs >= u64::MAX as f64 * 1e-9 {
         Duration::from_nanos(u64::MAX)
     } else {
-        Duration::from_nanos((secs * 1e9).round() as u64)
+        Duration::from_nanos(round_u64(secs * 1e9))
     }
+}
+
+/// `x.round() as u64` (half away from zero, then Rust's saturating cast), for every `f64`, without
+/// a call: `f64::round` is a libm call on x86-64 without SSE4.1, and the core rounds a few times
+/// per packet.
+///
+/// Why it is exact. Let `i = x as u64` (truncation; NaN and negatives give 0, values from 2^64
+/// give `u64::MAX`).
+/// - `0 ≤ x < 2^64`: `i = trunc(x)` is a double (from 2^52 up, x is already an integer), and
+///   `x − i` is computed exactly: it is x itself when i = 0, and otherwise i ≤ x < 2·i, so
+///   Sterbenz's lemma applies. Hence `x − i` is x's true fractional part and
+///   `round(x) = i + (frac ≥ ½)`; `i + 1` cannot overflow (i ≤ 2^64 − 2048).
+/// - `x ≥ 2^64` or +∞: `i = u64::MAX`, `x − 2^64 ≥ 0`, and the saturating add keeps `u64::MAX`,
+///   as the cast of `round(x) ≥ 2^64` does.
+/// - `x < 0`: `x − 0 < ½` gives 0; `round(x) ≤ 0` casts to 0. NaN: the comparison is false, 0.
+#[inline(always)]
+pub(crate) fn round_u64(x: f64) -> u64 {
+    let i = x as u64;
+    i.saturating_add(u64::from(x - i as f64 >= 0.5))
 }
 
 impl Add<Duration> for Time {
@@ -139,5 +151,69 @@ mod tests {
             duration_from_secs_f64(f64::INFINITY),
             Duration::from_nanos(u64::MAX)
         );
+    }
+
+    /// Halves, the values either side of them, and the edges of the integer range.
+    #[test]
+    #[allow(clippy::excessive_precision)]
+    fn round_u64_edges() {
+        let two52 = 4_503_599_627_370_496.0_f64;
+        let two64 = 18_446_744_073_709_551_616.0_f64;
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            0.49999999999999994,
+            1.5,
+            2.5,
+            two52 - 0.5,
+            two52 - 1.5,
+            two52,
+            two52 + 1.0,
+            two64,
+            two64 * 2.0,
+            two64 - 2048.0,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+        ];
+        for k in [1u64, 2, 3, 1 << 20, 1 << 40, (1 << 51) + 7] {
+            let h = k as f64 + 0.5;
+            xs.extend([h, h.next_down(), h.next_up(), -h]);
+        }
+        for x in xs {
+            assert_eq!(round_u64(x), x.round() as u64, "{x:e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any double, by its bits (NaNs, infinities, subnormals and huge values included).
+        #[test]
+        fn round_u64_is_round_any_bits(bits in proptest::prelude::any::<u64>()) {
+            let x = f64::from_bits(bits);
+            proptest::prop_assert_eq!(round_u64(x), x.round() as u64);
+        }
+
+        /// Halves and their neighbours below 2^52, where the fraction matters.
+        #[test]
+        fn round_u64_is_round_near_halves(k in 0u64..1 << 52, d in -2i64..=2) {
+            let mut x = k as f64 + 0.5;
+            for _ in 0..d.unsigned_abs() {
+                x = if d < 0 { x.next_down() } else { x.next_up() };
+            }
+            proptest::prop_assert_eq!(round_u64(x), x.round() as u64);
+        }
+
+        /// The nanosecond counts the simulator makes: seconds up to a day, times 1e9.
+        #[test]
+        fn round_u64_is_round_nanoseconds(secs in 0.0..86_400.0f64) {
+            let x = secs * 1e9;
+            proptest::prop_assert_eq!(round_u64(x), x.round() as u64);
+        }
     }
 }

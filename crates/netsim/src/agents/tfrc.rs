@@ -127,7 +127,7 @@ impl TfrcSender {
             // The core's TTL policy (fixed, or seed 000 E5's adaptive TTL) picks the TTL.
             ctx.set_ttl(hdr.initial_ttl);
             let protected = self.sender.protects(&hdr);
-            let mut pkt = ctx.packet(
+            let pkt = ctx.send_packet(
                 PacketKind::TfrcData,
                 self.data_len,
                 self.segment,
@@ -136,31 +136,23 @@ impl TfrcSender {
             );
             // E6: the core's protection policy decides; the simulator accounts for the flag.
             pkt.protected = protected;
-            ctx.send(pkt);
         }
     }
 
     /// Arm the wake-up at the earliest of the application's next segment and the core's
     /// timeout (with NS-2's double time when it is the CBR clock's).
     fn arm(&self, ctx: &mut AgentCtx<'_>) {
-        let app = match &self.app {
-            TfrcApp::Cbr(clock) => clock.next(),
-            TfrcApp::OnOff(o) => o.clock.next(),
-            TfrcApp::Bulk => None,
-        };
-        let next = match (app, self.sender.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let core = self.sender.poll_timeout();
         let clock = match &self.app {
             TfrcApp::Cbr(clock) | TfrcApp::OnOff(OnOff { clock, .. }) => Some(clock),
             TfrcApp::Bulk => None,
         };
-        match (clock, next) {
-            (Some(clock), Some(t)) if clock.next() == Some(t) => {
+        // The clock's time wins ties, so that its double is the one armed.
+        match clock {
+            Some(clock) if clock.next().is_some_and(|a| core.is_none_or(|b| a <= b)) => {
                 clock.arm(WAKE, ctx);
             }
-            (_, next) => ctx.sync_timer(WAKE, next),
+            _ => ctx.sync_timer(WAKE, core),
         }
     }
 }
@@ -207,9 +199,10 @@ impl Agent for TfrcSender {
     fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
         self.generate(ctx);
-        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
-            self.sender.on_timeout(now);
-        }
+        // `on_timeout` handles only what is due (a wake for the CBR clock finds nothing); when
+        // the sender has no data it drops owed immediate sends, as the poll just below does
+        // anyway, so no `poll_timeout` check is needed first.
+        self.sender.on_timeout(now);
         self.transmit(ctx);
         self.arm(ctx);
     }
@@ -293,14 +286,13 @@ impl TfrcReceiver {
                 return;
             };
             let seq = i64::try_from(fb.highest_seq).unwrap_or(i64::MAX);
-            let pkt = ctx.packet(
+            ctx.send_packet(
                 PacketKind::TfrcFeedback,
                 self.feedback_len,
                 0,
                 seq,
                 Header::TfrcFeedback(fb),
             );
-            ctx.send(pkt);
         }
     }
 }
