@@ -66,13 +66,8 @@ pub fn duration_nanos(d: Duration) -> u64 {
 /// A duration of `secs` seconds; negative, NaN and non-finite inputs are clamped into range
 /// (zero, or about 584 years).
 pub fn duration_from_secs_f64(secs: f64) -> Duration {
-    if secs.is_nan() || secs <= 0.0 {
-        Duration::ZERO
-    } else if secs >= u64::MAX as f64 * 1e-9 {
-        Duration::from_nanos(u64::MAX)
-    } else {
-        Duration::from_nanos(round_u64(secs * 1e9))
-    }
+    // `round_u64` clamps as `Time::from_secs_f64` needs: NaN and negatives to 0, huge to MAX.
+    Duration::from_nanos(round_u64(secs * 1e9))
 }
 
 /// `x.round() as u64` (half away from zero, then Rust's saturating cast), for every `f64`, without
@@ -151,6 +146,13 @@ mod tests {
             duration_from_secs_f64(f64::INFINITY),
             Duration::from_nanos(u64::MAX)
         );
+        assert_eq!(
+            duration_from_secs_f64(f64::MAX),
+            Duration::from_nanos(u64::MAX)
+        );
+        assert_eq!(duration_from_secs_f64(-1.0), Duration::ZERO);
+        assert_eq!(duration_from_secs_f64(f64::NAN), Duration::ZERO);
+        assert_eq!(duration_from_secs_f64(2.5e-9), Duration::from_nanos(3));
     }
 
     /// Halves, the values either side of them, and the edges of the integer range.

@@ -229,10 +229,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             counters_only,
         }) => {
             // Bad input exits 2 with the file's own message, as `run` and `bench` do.
-            if let Err(code) = crate::commands::run::load(scenario, &[]) {
-                return Ok(code);
-            }
-            let c = lab::bench::simulate_once(scenario, *counters_only)?;
+            let t0 = Instant::now();
+            let s = match crate::commands::run::load(scenario, &[]) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            let c = lab::bench::simulate_loaded(&s, t0, *counters_only)?;
             println!("{}", serde_json::to_string(&c)?);
             Ok(ExitCode::SUCCESS)
         }
