@@ -32,6 +32,7 @@ impl Time {
 
     /// A time `secs` seconds after the epoch, rounded to the nearest nanosecond. Negative and NaN
     /// inputs give the epoch; values past [`Time::MAX`] saturate.
+    #[inline]
     pub fn from_secs_f64(secs: f64) -> Time {
         // Negative and NaN products give 0, and values past `u64::MAX` ns saturate.
         Time(round_u64(secs * 1e9))
@@ -65,6 +66,7 @@ pub fn duration_nanos(d: Duration) -> u64 {
 
 /// A duration of `secs` seconds; negative, NaN and non-finite inputs are clamped into range
 /// (zero, or about 584 years).
+#[inline]
 pub fn duration_from_secs_f64(secs: f64) -> Duration {
     // `round_u64` clamps as `Time::from_secs_f64` needs: NaN and negatives to 0, huge to MAX.
     Duration::from_nanos(round_u64(secs * 1e9))
@@ -83,10 +85,21 @@ pub fn duration_from_secs_f64(secs: f64) -> Duration {
 /// - `x ≥ 2^64` or +∞: `i = u64::MAX`, `x − 2^64 ≥ 0`, and the saturating add keeps `u64::MAX`,
 ///   as the cast of `round(x) ≥ 2^64` does.
 /// - `x < 0`: `x − 0 < ½` gives 0; `round(x) ≤ 0` casts to 0. NaN: the comparison is false, 0.
+///
+/// Below 2^63 (every time and duration in practice) the same steps run on `i64`, whose
+/// conversions are one instruction each on x86-64 (those of `u64` take a dozen): for
+/// `0 ≤ x < 2^63` the argument above holds as is (`i + 1` cannot overflow, i ≤ 2^63 − 1024),
+/// and for `x < 0` (`i` saturating at `i64::MIN` below −2^63) `x − i < ½`, so `i ≤ 0` and the
+/// `max(0)` gives 0. From 2^63 up (and for NaN) the `u64` cast alone is exact: such doubles
+/// are integers.
 #[inline(always)]
 pub(crate) fn round_u64(x: f64) -> u64 {
-    let i = x as u64;
-    i.saturating_add(u64::from(x - i as f64 >= 0.5))
+    if x < 9_223_372_036_854_775_808.0 {
+        let i = x as i64;
+        (i + i64::from(x - i as f64 >= 0.5)).max(0) as u64
+    } else {
+        x as u64
+    }
 }
 
 impl Add<Duration> for Time {

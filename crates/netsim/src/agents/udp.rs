@@ -46,10 +46,10 @@ impl Default for CbrConfig {
 /// that way).
 #[derive(Clone, Debug)]
 pub struct CbrClock {
-    packet_size: u32,
-    rate_bps: f64,
     random: bool,
     max_packets: u64,
+    /// [`CbrClock::interval_secs`], computed once: `advance` runs per generated packet.
+    interval: f64,
     next: Option<Time>,
     /// The next send time in seconds, accumulated in double precision exactly as NS-2's
     /// timer does (`clock + interval` per packet).
@@ -61,11 +61,15 @@ pub struct CbrClock {
 impl CbrClock {
     /// A stopped clock.
     pub fn new(packet_size: u32, rate_bps: f64, random: bool, max_packets: u64) -> Self {
+        let interval = if rate_bps > 0.0 {
+            f64::from(packet_size) * 8.0 / rate_bps
+        } else {
+            f64::INFINITY
+        };
         CbrClock {
-            packet_size,
-            rate_bps,
             random,
             max_packets,
+            interval,
             next: None,
             next_secs: 0.0,
             generated: 0,
@@ -74,11 +78,7 @@ impl CbrClock {
 
     /// Seconds between packets: packetSize · 8 / rate (NS-2 CBR_Traffic::init).
     pub fn interval_secs(&self) -> f64 {
-        if self.rate_bps > 0.0 {
-            f64::from(self.packet_size) * 8.0 / self.rate_bps
-        } else {
-            f64::INFINITY
-        }
+        self.interval
     }
 
     /// CBR_Traffic::start: the first packet is due at once.
