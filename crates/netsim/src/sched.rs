@@ -929,14 +929,18 @@ impl<E: Copy> EventQueue<E> {
             }
         };
         let i = i % BUCKETS;
-        let n = self.l0.ends[i].head;
-        let node = &*self.node(n);
+        // The arrays' addresses in locals: through `self`, each store made the compiler
+        // reload them (it cannot tell the boxed arrays from the queue's own fields).
+        let ends = &mut *self.l0.ends;
+        let nodes = &mut self.nodes[..];
+        let n = ends[i].head;
+        let node = crate::unchecked::at_mut(nodes, n as usize);
         if !due(&node.key()) {
             return NIL;
         }
         // An emptied bucket keeps its bit until the wheel turns (`l0`).
-        self.l0.ends[i].head = node.next;
-        self.node(n).next = self.free;
+        ends[i].head = node.next;
+        node.next = self.free;
         self.free = n;
         n
     }
