@@ -24,7 +24,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{secs_of, EventQueue};
+use crate::sched::{secs_of, time_from_secs, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -1087,11 +1087,12 @@ impl<M: Metering> Simulator<M> {
             return;
         }
         let link = &mut self.links[l];
-        // Only RED reads the time: DropTail does not pay for its rounding.
-        let cur = self.cur;
-        let dropped = link
-            .queue
-            .enqueue_at(slot, || cur.time(), &mut link.cold.queue_rng);
+        // Only RED reads the time: DropTail does not pay for its rounding. The closure holds
+        // the double by value (a reference would keep the key in memory).
+        let secs = self.cur.secs;
+        let dropped =
+            link.queue
+                .enqueue_at(slot, move || time_from_secs(secs), &mut link.cold.queue_rng);
         if let Some(d) = dropped {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
@@ -1161,9 +1162,9 @@ impl<M: Metering> Simulator<M> {
 
     /// The link is free: start the next transmission, if a packet waits.
     fn start_tx<const TRACE: bool>(&mut self, l: usize) {
-        let cur = self.cur;
+        let secs = self.cur.secs;
         let queue = &mut self.links[l].queue;
-        let Some(slot) = queue.dequeue_at(|| cur.time()) else {
+        let Some(slot) = queue.dequeue_at(move || time_from_secs(secs)) else {
             self.hot[l].tx = Tx::Idle;
             self.note_queue(l);
             return;

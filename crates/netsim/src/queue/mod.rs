@@ -148,7 +148,7 @@ impl<P: Queued> Queue<P> {
     ) -> Option<Dropped<P>> {
         match self {
             Queue::DropTail(q) => q.enqueue(pkt),
-            Queue::Red(q) => q.enqueue(pkt, now(), rng),
+            Queue::Red(q) => q.enqueue_at(pkt, now, rng),
         }
     }
 
@@ -184,7 +184,7 @@ impl<P: Queued> Queue<P> {
     pub fn dequeue_at(&mut self, now: impl FnOnce() -> Time) -> Option<P> {
         match self {
             Queue::DropTail(q) => q.dequeue(),
-            Queue::Red(q) => q.dequeue(now()),
+            Queue::Red(q) => q.dequeue_at(now),
         }
     }
 
@@ -256,8 +256,7 @@ impl<P: Queued> Queue<P> {
     /// a dequeue's work for the disciplines that ignore it.
     pub(crate) fn went_idle(&mut self, now: Time) {
         if let Queue::Red(r) = self {
-            let _none = r.dequeue(now);
-            debug_assert!(_none.is_none(), "went_idle with packets waiting");
+            r.went_idle(now);
         }
     }
 }

@@ -232,6 +232,8 @@ pub struct Red<P = Packet> {
     q_w: f64,
     /// `1 − q_w`, the EWMA's decay per packet time.
     keep: f64,
+    /// Plain RED: NS-2's average, fixed thresholds and max_p ([`Red::enqueue`]'s short path).
+    plain: bool,
     /// One packet in queue units (`mean_pktsize` bytes in byte mode, else 1).
     unit: f64,
     /// The hard limit in queue units: Q1 clamps the average and Q2 the thresholds to it.
@@ -338,6 +340,9 @@ impl<P: Queued> Red<P> {
             ptc,
             q_w,
             keep: 1.0 - q_w,
+            plain: cfg.average == RedAverage::Ewma
+                && cfg.thresholds == RedThresholds::Fixed
+                && cfg.max_p == RedMaxP::Fixed,
             unit,
             lim: f64::from(cfg.limit) * unit,
             qlim: Self::qlim(&cfg),
@@ -443,27 +448,33 @@ impl<P: Queued> Red<P> {
         }
     }
 
+    /// NS-2's average (REDQueue::estimator) over `m + 1` packet times, the queue `nqueued`.
+    #[inline(always)]
+    fn ewma(&mut self, nqueued: u64, m: i64) {
+        self.ave = self.ave * self.decay(m.saturating_add(1)) + self.q_w * exact_f64(nqueued);
+    }
+
+    /// `(1 − q_w)^steps`, 0 beyond `i32::MAX` steps, 1 below one step.
+    #[inline(always)]
+    fn decay(&self, steps: i64) -> f64 {
+        if steps > i64::from(i32::MAX) {
+            0.0
+        } else {
+            powi(self.keep, steps.max(0) as u32)
+        }
+    }
+
     /// Update point 1: the average, given the instantaneous queue, whether this is the first
     /// arrival after an idle period, and `m` packet times of idleness to decay over.
     fn update_average(&mut self, nqueued: u64, after_idle: bool, m: i64) {
         let keep = self.keep;
-        let decay = |steps: i64| {
-            if steps > i64::from(i32::MAX) {
-                0.0
-            } else {
-                powi(keep, steps.max(0) as u32)
-            }
-        };
         let q = exact_f64(nqueued);
         match self.cfg.average {
-            RedAverage::Ewma => {
-                // REDQueue::estimator with m + 1 steps.
-                self.ave = self.ave * decay(m.saturating_add(1)) + self.q_w * q;
-            }
+            RedAverage::Ewma => self.ewma(nqueued, m),
             RedAverage::ShewhartEwma => {
                 let next = if after_idle {
                     // Fig. 1: "m = f(time − q_time); avg = (1 − wq)^m avg".
-                    self.ave * decay(m)
+                    self.ave * self.decay(m)
                 } else {
                     // Eq. 4: the EWMA plus the trend term.
                     keep * self.ave + self.q_w * q + (q - self.q_prev)
@@ -613,18 +624,55 @@ impl<P: Queued> Red<P> {
     }
 
     /// Offer a packet at `now`; returns the packet dropped, if any (REDQueue::enque).
-    pub fn enqueue(&mut self, mut pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
-        let mut m: i64 = 0;
-        let after_idle = self.idle;
-        if after_idle {
-            // NS-2 pretends ptc · idle_time packets of an empty queue arrived while idle
-            // (int() truncation).
-            self.idle = false;
-            let idle = exact_f64(now.as_nanos().saturating_sub(self.idletime.as_nanos())) / 1e9;
-            m = (self.ptc * idle) as i64;
+    pub fn enqueue(&mut self, pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
+        self.enqueue_at(pkt, || now, rng)
+    }
+
+    /// [`Red::enqueue`] with the time asked of `now` only when it is read: by plain RED only
+    /// at the first arrival after an idle period (the caller's clock is rounded when read).
+    pub fn enqueue_at(
+        &mut self,
+        pkt: P,
+        now: impl FnOnce() -> Time,
+        rng: &mut impl RngCore,
+    ) -> Option<Dropped<P>> {
+        if !self.plain {
+            return self.enqueue_variant(pkt, now(), rng);
         }
-        let old_ave = self.ave;
+        let m = if self.idle { self.leave_idle(now()) } else { 0 };
         let nq = self.qlen();
+        // What `enqueue_variant` does when the thresholds and max_p are fixed.
+        self.ewma(nq, m);
+        self.q_prev = exact_f64(nq);
+        self.count += 1;
+        self.count_bytes += u64::from(pkt.size());
+        // The common arrival, short so that it saves few registers: no drop test, room left.
+        if !(self.ave >= self.th_min && nq > 1) && nq < self.qlim {
+            self.old = false;
+            self.bytes += u64::from(pkt.size());
+            self.q.push_back(pkt);
+            return None;
+        }
+        self.decide(pkt, nq, rng)
+    }
+
+    /// The first arrival after an idle period at `now`: the packet times `m` the average
+    /// decays over. NS-2 pretends ptc · idle_time packets of an empty queue arrived while
+    /// idle (int() truncation).
+    #[inline(always)]
+    fn leave_idle(&mut self, now: Time) -> i64 {
+        self.idle = false;
+        let idle = exact_f64(now.as_nanos().saturating_sub(self.idletime.as_nanos())) / 1e9;
+        (self.ptc * idle) as i64
+    }
+
+    /// [`Red::enqueue`] for the variants (Q1, Q2, Q3, Adaptive RED).
+    #[inline(never)]
+    fn enqueue_variant(&mut self, pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
+        let after_idle = self.idle;
+        let m = if after_idle { self.leave_idle(now) } else { 0 };
+        let nq = self.qlen();
+        let old_ave = self.ave;
         // Fig. 1's order: average, thresholds, max_p, then the drop decision. Plain RED and
         // Adaptive RED have fixed thresholds, so their order is NS-2's.
         self.update_average(nq, after_idle, m);
@@ -634,7 +682,12 @@ impl<P: Queued> Red<P> {
 
         self.count += 1;
         self.count_bytes += u64::from(pkt.size());
+        self.decide(pkt, nq, rng)
+    }
 
+    /// The drop decision for an arrival that found `nq` queued, the average updated.
+    #[inline(never)]
+    fn decide(&mut self, mut pkt: P, nq: u64, rng: &mut impl RngCore) -> Option<Dropped<P>> {
         let qavg = self.ave;
         let qlim = self.qlim;
         let mut droptype = DropType::None;
@@ -692,6 +745,12 @@ impl<P: Queued> Red<P> {
 
     /// The next packet to transmit; an empty queue starts an idle period (REDQueue::deque).
     pub fn dequeue(&mut self, now: Time) -> Option<P> {
+        self.dequeue_at(|| now)
+    }
+
+    /// [`Red::dequeue`] with the time asked of `now` only when the queue is empty.
+    #[inline]
+    pub fn dequeue_at(&mut self, now: impl FnOnce() -> Time) -> Option<P> {
         match self.q.pop_front() {
             Some(p) => {
                 self.bytes -= u64::from(p.size());
@@ -699,11 +758,18 @@ impl<P: Queued> Red<P> {
                 Some(p)
             }
             None => {
-                self.idle = true;
-                self.idletime = now;
+                self.went_idle(now());
                 None
             }
         }
+    }
+
+    /// What [`Red::dequeue`] does on an empty queue, without looking at the queue.
+    #[inline]
+    pub(super) fn went_idle(&mut self, now: Time) {
+        debug_assert!(self.q.is_empty(), "went_idle with packets waiting");
+        self.idle = true;
+        self.idletime = now;
     }
 
     /// Waiting packets.
