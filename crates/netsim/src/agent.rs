@@ -173,12 +173,13 @@ impl TimerSlot {
     /// The scheduler popped this timer's event with `key`.
     #[inline]
     pub fn pop(&mut self, key: Key) -> TimerPop {
-        if self.queued != Some(key) {
+        // Sequence numbers alone: each key has its own (`Key::seq`).
+        if self.queued.map(|q| q.seq) != Some(key.seq) {
             return TimerPop::Stale;
         }
         self.queued = None;
         match self.armed {
-            Some(a) if a == key => {
+            Some(a) if a.seq == key.seq => {
                 self.armed = None;
                 TimerPop::Fire
             }

@@ -24,7 +24,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{secs_of, time_from_secs, EventQueue};
+use crate::sched::{self, secs_of, time_from_secs, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -35,7 +35,11 @@ use crate::Time;
 /// Consecutive wake-ups of one agent at one instant before the run is declared stuck.
 const MAX_WAKES_AT_ONE_INSTANT: u32 = 1_000_000;
 
+/// A tag byte of its own (`repr(u8)`): left to the compiler, the tag hid in a niche of
+/// `Slot`'s flags and the dispatch decoded it, five instructions an event; the nodes that
+/// hold events are no larger for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Event {
     TxDone(u32),
     /// A packet reaches the far end of the link at its route cursor (`Slot::path`).
@@ -399,6 +403,9 @@ pub struct Simulator<M: Metering = FullStats> {
     samples: Vec<(usize, AgentSeries)>,
     sample_buf: Vec<f64>,
     stuck: Option<SimError>,
+    /// The event count at which the loop stops: the event budget, or the current count once
+    /// `stuck` is set (one test an event for both).
+    halt_at: u64,
     limits: Limits,
     /// Packets sent and neither delivered nor dropped yet.
     in_network: u64,
@@ -466,6 +473,7 @@ impl<M: Metering> Simulator<M> {
             samples: Vec::new(),
             sample_buf: Vec::new(),
             stuck: None,
+            halt_at: u64::MAX,
             limits,
             in_network: 0,
             metering: std::marker::PhantomData,
@@ -581,7 +589,7 @@ impl<M: Metering> Simulator<M> {
             "{key:?} before {:?}",
             self.cur
         );
-        self.heap.push(key, ev);
+        self.heap.push_forward(key, ev);
     }
 
     /// Run until `until` (events at `until` itself do not run, as when an NS-2 script's
@@ -653,25 +661,53 @@ impl<M: Metering> Simulator<M> {
         // timer at 4.9999999999 s rounds to 5 s here). As the rounding is monotone, that is
         // "rounds before `until`, or to it from below".
         let due = |k: &Key| k.secs < until_secs;
-        while let Some((key, ev)) = self.heap.pop_if(due) {
+        self.halt_at = self.limits.max_events;
+        if self.stuck.is_some() {
+            self.halt_at = self.events;
+        }
+        loop {
+            let n = self.heap.pop_node(due);
+            if n == sched::NONE {
+                break;
+            }
+            let (key, ev) = self.heap.popped(n);
+            if self.events == self.halt_at {
+                return Err(self.halt(key, ev));
+            }
             // Only the key: the nanosecond clock is derived from it where it is read.
             self.cur = key;
-            if self.events == self.limits.max_events {
-                return Err(SimError::EventBudget {
-                    events: self.events,
-                    at: self.cur.time(),
-                });
-            }
             self.events += 1;
             self.dispatch::<TRACE>(key, ev);
-            // Tested before the `take`, which would store `None` after every event.
-            if self.stuck.is_some() {
-                if let Some(e) = self.stuck.take() {
-                    return Err(e);
-                }
-            }
         }
-        Ok(())
+        match self.stuck.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The loop popped (`key`, `ev`) at `halt_at`: the last event left the run stuck (the
+    /// event goes back, the queue as it was after that event), or the budget is spent.
+    #[cold]
+    #[inline(never)]
+    fn halt(&mut self, key: Key, ev: Event) -> SimError {
+        if let Some(e) = self.stuck.take() {
+            self.heap.push(key, ev);
+            return e;
+        }
+        self.cur = key;
+        SimError::EventBudget {
+            events: self.events,
+            at: self.cur.time(),
+        }
+    }
+
+    /// Stop the event loop after the current event with `e` (the first reason kept).
+    #[cold]
+    fn stop(&mut self, e: SimError) {
+        if self.stuck.is_none() {
+            self.stuck = Some(e);
+            self.halt_at = self.events;
+        }
     }
 
     /// Inlined into the event loop: it runs once per event.
@@ -777,18 +813,22 @@ impl<M: Metering> Simulator<M> {
                 if slot.stuck.0 == now {
                     slot.stuck.1 += 1;
                     if slot.stuck.1 > MAX_WAKES_AT_ONE_INSTANT {
-                        self.stuck = Some(SimError::AgentStuck {
+                        let e = SimError::AgentStuck {
                             flow: slot.io.flow,
                             sender: slot.io.dir == Direction::Forward,
                             at: now,
-                        });
+                        };
+                        self.stop(e);
                         return;
                     }
                 } else {
                     slot.stuck = (now, 0);
                 }
                 let id = TimerId((ti - slot.timer_base as usize) as u8);
-                self.call_agent::<TRACE>(idx, |a, ctx| a.on_timer(id, ctx));
+                // The clock rounded once, for the wake count and the call.
+                self.call_agent_lending::<TRACE>(idx, NONE_LENT, now, |a, _, ctx| {
+                    a.on_timer(id, ctx)
+                });
             }
         }
     }
@@ -1300,7 +1340,7 @@ impl<M: Metering> Simulator<M> {
     #[cold]
     #[inline(never)]
     fn packet_ceiling(&mut self) {
-        self.stuck.get_or_insert(SimError::PacketCeiling {
+        self.stop(SimError::PacketCeiling {
             packets: self.limits.max_packets_in_network,
             at: self.cur.time(),
         });
