@@ -1117,19 +1117,23 @@ impl<M: Metering> Simulator<M> {
             return;
         }
         self.settle_before_now(l);
+        // Only RED reads the time: DropTail does not pay for its rounding. The closure holds
+        // the double by value (a reference would keep the key in memory).
+        let secs = self.cur.secs;
         // An idle link's queue is empty: with an empty DropTail, what enqueue, dequeue and the
-        // queue gauge update (zero to zero) would do is nothing; transmit at once.
+        // queue gauge update (zero to zero) would do is nothing; RED does only its arrival's
+        // bookkeeping (`Queue::pass_idle`). Transmit at once.
         if self.hot_at(l).tx == Tx::Idle
-            && (entry == Entry::Direct || self.links[l].queue.passes_through(&slot))
+            && (entry == Entry::Direct
+                || self.links[l]
+                    .queue
+                    .pass_idle(&slot, move || time_from_secs(secs)))
         {
-            debug_assert!(self.links[l].queue.passes_through(&slot));
+            debug_assert!(entry == Entry::Queue || self.links[l].queue.passes_through(&slot));
             self.transmit::<TRACE>(l, slot, false);
             return;
         }
         let link = &mut self.links[l];
-        // Only RED reads the time: DropTail does not pay for its rounding. The closure holds
-        // the double by value (a reference would keep the key in memory).
-        let secs = self.cur.secs;
         let dropped =
             link.queue
                 .enqueue_at(slot, move || time_from_secs(secs), &mut link.cold.queue_rng);

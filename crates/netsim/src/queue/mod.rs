@@ -164,6 +164,18 @@ impl<P: Queued> Queue<P> {
         }
     }
 
+    /// A packet arriving at an idle link (so an empty queue): whether it goes straight to
+    /// the wire, as an enqueue then a dequeue would send it. DropTail: `passes_through`. RED
+    /// updates its state as the two would (its average moves on every arrival) and refuses
+    /// only with a zero limit; a refusal changes nothing.
+    #[inline]
+    pub(crate) fn pass_idle(&mut self, pkt: &P, now: impl FnOnce() -> Time) -> bool {
+        match self {
+            Queue::DropTail(q) => q.passes_through(pkt),
+            Queue::Red(q) => q.pass_idle(pkt.size(), now),
+        }
+    }
+
     /// Whether `passes_through` holds for every packet while the queue is empty: a DropTail
     /// counting packets with a limit above one (in bytes, it depends on the packet's size).
     pub(crate) fn passes_any_when_empty(&self) -> bool {

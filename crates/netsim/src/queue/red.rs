@@ -636,16 +636,8 @@ impl<P: Queued> Red<P> {
         now: impl FnOnce() -> Time,
         rng: &mut impl RngCore,
     ) -> Option<Dropped<P>> {
-        if !self.plain {
-            return self.enqueue_variant(pkt, now(), rng);
-        }
-        let m = if self.idle { self.leave_idle(now()) } else { 0 };
         let nq = self.qlen();
-        // What `enqueue_variant` does when the thresholds and max_p are fixed.
-        self.ewma(nq, m);
-        self.q_prev = exact_f64(nq);
-        self.count += 1;
-        self.count_bytes += u64::from(pkt.size());
+        self.arrive(nq, pkt.size(), now);
         // The common arrival, short so that it saves few registers: no drop test, room left.
         if !(self.ave >= self.th_min && nq > 1) && nq < self.qlim {
             self.old = false;
@@ -654,6 +646,38 @@ impl<P: Queued> Red<P> {
             return None;
         }
         self.decide(pkt, nq, rng)
+    }
+
+    /// An arrival of `size` at an idle link (so an empty queue), to be sent at once if RED
+    /// takes it: with nothing queued no drop test is due, so only a zero limit refuses it
+    /// (false, nothing done). Otherwise RED's state becomes what `enqueue_at` then `dequeue_at`
+    /// would leave, without the push and pop.
+    #[inline(never)]
+    pub(super) fn pass_idle(&mut self, size: u32, now: impl FnOnce() -> Time) -> bool {
+        debug_assert!(self.q.is_empty() && self.bytes == 0);
+        if self.qlim == 0 {
+            return false;
+        }
+        self.arrive(0, size, now);
+        self.old = false;
+        self.idle = false;
+        true
+    }
+
+    /// An arrival of `size` finding `nq` queued: the average, thresholds and max_p updated
+    /// (update points 1–3) and the inter-drop counts advanced, before the drop decision.
+    #[inline(always)]
+    fn arrive(&mut self, nq: u64, size: u32, now: impl FnOnce() -> Time) {
+        if !self.plain {
+            self.arrive_variant(nq, size, now());
+            return;
+        }
+        // What `arrive_variant` does when the thresholds and max_p are fixed.
+        let m = if self.idle { self.leave_idle(now()) } else { 0 };
+        self.ewma(nq, m);
+        self.q_prev = exact_f64(nq);
+        self.count += 1;
+        self.count_bytes += u64::from(size);
     }
 
     /// The first arrival after an idle period at `now`: the packet times `m` the average
@@ -666,12 +690,11 @@ impl<P: Queued> Red<P> {
         (self.ptc * idle) as i64
     }
 
-    /// [`Red::enqueue`] for the variants (Q1, Q2, Q3, Adaptive RED).
+    /// [`Red::arrive`] for the variants (Q1, Q2, Q3, Adaptive RED).
     #[inline(never)]
-    fn enqueue_variant(&mut self, pkt: P, now: Time, rng: &mut impl RngCore) -> Option<Dropped<P>> {
+    fn arrive_variant(&mut self, nq: u64, size: u32, now: Time) {
         let after_idle = self.idle;
         let m = if after_idle { self.leave_idle(now) } else { 0 };
-        let nq = self.qlen();
         let old_ave = self.ave;
         // Fig. 1's order: average, thresholds, max_p, then the drop decision. Plain RED and
         // Adaptive RED have fixed thresholds, so their order is NS-2's.
@@ -679,10 +702,8 @@ impl<P: Queued> Red<P> {
         self.update_thresholds(old_ave, nq);
         self.update_max_p(now);
         self.q_prev = exact_f64(nq);
-
         self.count += 1;
-        self.count_bytes += u64::from(pkt.size());
-        self.decide(pkt, nq, rng)
+        self.count_bytes += u64::from(size);
     }
 
     /// The drop decision for an arrival that found `nq` queued, the average updated.
