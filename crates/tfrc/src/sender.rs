@@ -770,7 +770,11 @@ impl Sender {
         h
     }
 
-    /// The next instant the sender must be woken (for a packet or a timer), if any.
+    /// The next instant the sender must be woken (for a packet or a timer), if any. Until
+    /// then nothing is due: while it is later than `now` (or `None`), [`Sender::poll_transmit`]
+    /// at `now` returns `None`, and [`Sender::on_timeout`] at `now` changes nothing for a
+    /// sender with data queued, so a driver may skip both (a skipped poll leaves the last
+    /// packet refusable by [`Sender::on_send_refused`], as a poll returning `None` would not).
     pub fn poll_timeout(&self) -> Option<Time> {
         if self.life != Lifecycle::Running {
             return None;

@@ -4,7 +4,7 @@
 //! `DataHeader` and `Feedback` values, wire sizes come from the profile's overhead, and every
 //! rule (slow start, pacing, loss events, feedback timing) is the core's.
 
-use tfrc::{Arrival, LossDecision, Profile, Receiver, Sender};
+use tfrc::{Arrival, Backlog, LossDecision, Profile, Receiver, Sender};
 
 use core::time::Duration;
 
@@ -102,19 +102,22 @@ impl TfrcSender {
         &self.sender
     }
 
-    fn generate(&mut self, ctx: &mut AgentCtx<'_>) {
+    /// Hand the core the application's segment if one is due; whether one was.
+    fn generate(&mut self, ctx: &mut AgentCtx<'_>) -> bool {
         let now = ctx.now();
         match &mut self.app {
             TfrcApp::Cbr(clock) if clock.due(now) => {
                 self.sender.push_packets(now, 1);
                 clock.advance(ctx.rng());
+                true
             }
             TfrcApp::OnOff(o) if o.clock.due(now) => {
                 self.sender.push_packets(now, 1);
                 o.clock.advance(ctx.rng());
                 o.skip_silence();
+                true
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -142,7 +145,11 @@ impl TfrcSender {
     /// Arm the wake-up at the earliest of the application's next segment and the core's
     /// timeout (with NS-2's double time when it is the CBR clock's).
     fn arm(&self, ctx: &mut AgentCtx<'_>) {
-        let core = self.sender.poll_timeout();
+        self.arm_at(self.sender.poll_timeout(), ctx);
+    }
+
+    /// [`TfrcSender::arm`] with the core's `poll_timeout` already read.
+    fn arm_at(&self, core: Option<Time>, ctx: &mut AgentCtx<'_>) {
         let clock = match &self.app {
             TfrcApp::Cbr(clock) | TfrcApp::OnOff(OnOff { clock, .. }) => Some(clock),
             TfrcApp::Bulk => None,
@@ -196,9 +203,28 @@ impl Agent for TfrcSender {
         self.arm(ctx);
     }
 
+    // Inlined into `AnyAgent`'s dispatch, as it was before the short cut made it larger.
+    #[inline(always)]
     fn on_timer(&mut self, _timer: TimerId, ctx: &mut AgentCtx<'_>) {
         let now = ctx.now();
-        self.generate(ctx);
+        // A sender whose only segment is the one just handed over is likely to owe a packet
+        // at once (NS-2's data-limited restart): then the short cut below is not tried.
+        if self.generate(ctx) && self.sender.backlog() != Backlog::Packets(1) {
+            // Most wakes on the seeds are the application's clock alone. With a segment just
+            // queued, a core deadline after now means `on_timeout` and `poll_transmit` would do
+            // nothing now (`Sender::poll_timeout`'s contract), so only the re-arm is left.
+            let core = self.sender.poll_timeout();
+            if core.is_none_or(|t| t > now) {
+                #[cfg(debug_assertions)]
+                {
+                    let mut s = self.sender.clone();
+                    s.on_timeout(now);
+                    debug_assert!(s.poll_transmit(now).is_none() && s.poll_timeout() == core);
+                }
+                self.arm_at(core, ctx);
+                return;
+            }
+        }
         // `on_timeout` handles only what is due (a wake for the CBR clock finds nothing); when
         // the sender has no data it drops owed immediate sends, as the poll just below does
         // anyway, so no `poll_timeout` check is needed first.
