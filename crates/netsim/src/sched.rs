@@ -511,18 +511,12 @@ impl<E: Copy> EventQueue<E> {
     /// Queue `ev` to run at `key`.
     #[inline(always)]
     pub fn push(&mut self, key: Key, ev: E) {
-        let bits = key.secs.to_bits();
-        if bits >> 63 != 0 {
+        if key.secs.to_bits() >> 63 != 0 {
             // Before +0.0 (never in the simulator): the heap orders it.
             self.spill_push(Entry::new(key, ev));
             return;
         }
-        self.place::<true>(Node {
-            bits,
-            seq: key.seq,
-            next: NIL,
-            ev,
-        });
+        self.push_forward(key, ev);
     }
 
     /// [`EventQueue::push`] for a key at or after +0.0, as every key the simulator makes
