@@ -1323,6 +1323,50 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// `pass_idle` (the simulator's idle-link shortcut) leaves RED exactly as an enqueue
+        /// then a dequeue of the same packet would, for plain RED, Q1–Q3 and Adaptive RED, at
+        /// any point of a run of bursts and idle gaps.
+        #[test]
+        fn pass_idle_is_an_enqueue_then_a_dequeue(
+            preset in 0usize..3,
+            bursts in proptest::collection::vec((0usize..12, 1u32..1500, 0u64..50_000_000), 1..40),
+        ) {
+            let cfg = match preset {
+                0 => RedConfig { queue_in_bytes: false, bytes: false, ..RedConfig::default() },
+                1 => RedConfig::ared(),
+                _ => RedConfig::ered(),
+            };
+            let mut short = Red::<Packet>::new(cfg, 8e6, 0.01);
+            let mut long = short.clone();
+            let (mut rs, mut rl) = (ChaCha8Rng::seed_from_u64(7), ChaCha8Rng::seed_from_u64(7));
+            let mut now = 0u64;
+            for (queued, size, gap) in bursts {
+                now += gap;
+                let t = Time::from_nanos(now);
+                // An arrival at the idle link: the shortcut on one queue, the long way on the other.
+                let passed = short.pass_idle(size, || t);
+                let kept = long.enqueue(packet(0, size), t, &mut rl).is_none();
+                proptest::prop_assert_eq!(passed, kept);
+                if kept {
+                    proptest::prop_assert!(long.dequeue(t).is_some());
+                }
+                proptest::prop_assert_eq!(format!("{short:?}"), format!("{long:?}"));
+                // A burst behind it, drained until the link goes idle.
+                for _ in 0..queued {
+                    let a = short.enqueue(packet(0, size), t, &mut rs).is_none();
+                    let b = long.enqueue(packet(0, size), t, &mut rl).is_none();
+                    proptest::prop_assert_eq!(a, b);
+                }
+                while short.dequeue(t).is_some() {
+                    proptest::prop_assert!(long.dequeue(t).is_some());
+                }
+                proptest::prop_assert!(long.dequeue(t).is_none());
+                proptest::prop_assert_eq!(format!("{short:?}"), format!("{long:?}"));
+            }
+        }
+    }
+
+    proptest::proptest! {
         /// The decay's inlined `powi` gives `__powidf2`'s bits for every weight and idle
         /// length RED can meet.
         #[test]
