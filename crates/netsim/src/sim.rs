@@ -1116,7 +1116,7 @@ impl<M: Metering> Simulator<M> {
             self.drop_slot(Some(l), slot, DropCause::Down);
             return;
         }
-        self.settle_before_now(l);
+        let went_idle = self.settle_before_now(l);
         // Only RED reads the time: DropTail does not pay for its rounding. The closure holds
         // the double by value (a reference would keep the key in memory).
         let secs = self.cur.secs;
@@ -1127,7 +1127,7 @@ impl<M: Metering> Simulator<M> {
             && (entry == Entry::Direct
                 || self.links[l]
                     .queue
-                    .pass_idle(&slot, move || time_from_secs(secs)))
+                    .pass_idle(went_idle, &slot, move || time_from_secs(secs)))
         {
             debug_assert!(entry == Entry::Queue || self.links[l].queue.passes_through(&slot));
             self.transmit::<TRACE>(l, slot, false);
@@ -1175,14 +1175,24 @@ impl<M: Metering> Simulator<M> {
     }
 
     /// [`Simulator::settle_tx_done`] before the current event, where a packet reaches the
-    /// link (a closure there was an out-of-line call per enqueue).
+    /// link (a closure there was an out-of-line call per enqueue). The link is then idle, so
+    /// the packet goes to `Queue::pass_idle`, which also takes the queue's part of the settled
+    /// end (RED's idle period from the returned double time): one call instead of two.
     #[inline(always)]
-    fn settle_before_now(&mut self, l: usize) {
+    fn settle_before_now(&mut self, l: usize) -> Option<f64> {
         let cur = self.cur;
         let hot = self.hot_at(l);
         if hot.tx == Tx::Deferred && hot.busy_until < cur {
-            self.end_deferred_tx(l);
+            hot.tx = Tx::Idle;
+            let secs = hot.busy_until.secs;
+            // As in `end_deferred_tx`: nothing queued, the gauges at zero.
+            debug_assert!(
+                !M::QUEUES
+                    || (self.links[l].queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
+            );
+            return Some(secs);
         }
+        None
     }
 
     /// The deferred transmission end of link `l` is past: the link is idle since then.
@@ -1193,8 +1203,8 @@ impl<M: Metering> Simulator<M> {
         // What `on_tx_done` → `start_tx` does at the end with nothing queued (only RED, among
         // the queues that are not `Entry::Direct`, does something).
         if hot.entry != Entry::Direct {
-            let t = hot.busy_until.time();
-            self.links[l].queue.went_idle(t);
+            let secs = hot.busy_until.secs;
+            self.links[l].queue.went_idle_secs(secs);
         }
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself

@@ -167,12 +167,19 @@ impl<P: Queued> Queue<P> {
     /// A packet arriving at an idle link (so an empty queue): whether it goes straight to
     /// the wire, as an enqueue then a dequeue would send it. DropTail: `passes_through`. RED
     /// updates its state as the two would (its average moves on every arrival) and refuses
-    /// only with a zero limit; a refusal changes nothing.
+    /// only with a zero limit; a refusal changes nothing. `went_idle`: the link's
+    /// transmission ended at that double time with nothing queued and the queue has not been
+    /// told ([`Queue::went_idle_secs`] is done first, refused or not).
     #[inline]
-    pub(crate) fn pass_idle(&mut self, pkt: &P, now: impl FnOnce() -> Time) -> bool {
+    pub(crate) fn pass_idle(
+        &mut self,
+        went_idle: Option<f64>,
+        pkt: &P,
+        now: impl FnOnce() -> Time,
+    ) -> bool {
         match self {
             Queue::DropTail(q) => q.passes_through(pkt),
-            Queue::Red(q) => q.pass_idle(pkt.size(), now),
+            Queue::Red(q) => q.pass_idle(went_idle, pkt.size(), now),
         }
     }
 
@@ -263,12 +270,14 @@ impl<P: Queued> Queue<P> {
         }
     }
 
-    /// The link went idle at `now` with nothing waiting: what an empty dequeue at the end of
-    /// a transmission does (RED starts its idle period; DropTail has nothing to do), without
-    /// a dequeue's work for the disciplines that ignore it.
-    pub(crate) fn went_idle(&mut self, now: Time) {
+    /// The link went idle at `secs` on the simulator's double clock with nothing waiting:
+    /// what an empty dequeue at the end of a transmission does (RED starts its idle period;
+    /// DropTail has nothing to do), without a dequeue's work for the disciplines that ignore
+    /// it. RED rounds the time only if an arrival reads it.
+    #[inline(never)]
+    pub(crate) fn went_idle_secs(&mut self, secs: f64) {
         if let Queue::Red(r) = self {
-            r.went_idle(now);
+            r.went_idle_secs(secs);
         }
     }
 }

@@ -12,6 +12,7 @@ use rand::{Rng, RngCore};
 use super::Dropped;
 use super::Queued;
 use crate::packet::Packet;
+use crate::sched::time_from_secs;
 use crate::stats::DropCause;
 use crate::Time;
 
@@ -232,6 +233,9 @@ pub struct Red<P = Packet> {
     q_w: f64,
     /// `1 − q_w`, the EWMA's decay per packet time.
     keep: f64,
+    /// `powi(keep, s)` for the first [`DECAYS`] step counts: an idle period's decay is a
+    /// lookup, not a multiplication loop (the same bits: the same function computed them).
+    decays: [f64; DECAYS],
     /// Plain RED: NS-2's average, fixed thresholds and max_p ([`Red::enqueue`]'s short path).
     plain: bool,
     /// One packet in queue units (`mean_pktsize` bytes in byte mode, else 1).
@@ -257,15 +261,41 @@ pub struct Red<P = Packet> {
     /// The queue the previous arrival saw (q_{i−1} of seed 001 eq. 4 and 5).
     q_prev: f64,
     count: u64,
-    count_bytes: u64,
     old: bool,
     idle: bool,
-    idletime: Time,
+    /// When the idle period began.
+    idle_since: Since,
     /// Adaptive RED: when max_p last changed (NS-2 `lastset`); Q3: the last evaluation.
     lastset: Time,
     q: VecDeque<P>,
     bytes: u64,
+    /// Bytes since the last drop (apart from `count`: adjacent, the two increments were
+    /// vectorised into more instructions than two additions).
+    count_bytes: u64,
     counters: RedCounters,
+}
+
+/// Step counts whose decay [`Red`] keeps in a table (idle gaps of a few packet times are the
+/// common ones).
+const DECAYS: usize = 64;
+
+/// The start of an idle period: the simulator's double clock, rounded only if an arrival
+/// reads it (a transmission's end that finds nothing queued would round it in the event
+/// loop), or a time given as such.
+#[derive(Clone, Copy, Debug)]
+enum Since {
+    Secs(f64),
+    At(Time),
+}
+
+impl Since {
+    #[inline(always)]
+    fn time(self) -> Time {
+        match self {
+            Since::Secs(s) => time_from_secs(s),
+            Since::At(t) => t,
+        }
+    }
 }
 
 enum DropType {
@@ -340,6 +370,7 @@ impl<P: Queued> Red<P> {
             ptc,
             q_w,
             keep: 1.0 - q_w,
+            decays: std::array::from_fn(|s| powi(1.0 - q_w, s as u32)),
             plain: cfg.average == RedAverage::Ewma
                 && cfg.thresholds == RedThresholds::Fixed
                 && cfg.max_p == RedMaxP::Fixed,
@@ -362,7 +393,7 @@ impl<P: Queued> Red<P> {
             count_bytes: 0,
             old: false,
             idle: true,
-            idletime: Time::ZERO,
+            idle_since: Since::At(Time::ZERO),
             lastset: Time::ZERO,
             q: VecDeque::new(),
             bytes: 0,
@@ -457,10 +488,22 @@ impl<P: Queued> Red<P> {
     /// `(1 − q_w)^steps`, 0 beyond `i32::MAX` steps, 1 below one step.
     #[inline(always)]
     fn decay(&self, steps: i64) -> f64 {
-        if steps > i64::from(i32::MAX) {
+        if let Some(&d) = self.decays.get(steps as usize) {
+            d
+        } else if steps > i64::from(i32::MAX) {
             0.0
         } else {
             powi(self.keep, steps.max(0) as u32)
+        }
+    }
+
+    /// [`Red::decay`] over `m + 1` steps, `m` from [`Red::leave_idle`] (not negative).
+    #[inline(always)]
+    fn decay_after(&self, m: i64) -> f64 {
+        if (m as u64) < (DECAYS - 1) as u64 {
+            self.decays[m as usize + 1]
+        } else {
+            self.decay(m.saturating_add(1))
         }
     }
 
@@ -650,15 +693,48 @@ impl<P: Queued> Red<P> {
 
     /// An arrival of `size` at an idle link (so an empty queue), to be sent at once if RED
     /// takes it: with nothing queued no drop test is due, so only a zero limit refuses it
-    /// (false, nothing done). Otherwise RED's state becomes what `enqueue_at` then `dequeue_at`
-    /// would leave, without the push and pop.
+    /// (false, nothing else done). Otherwise RED's state becomes what `enqueue_at` then
+    /// `dequeue_at` would leave, without the push and pop. `went_idle`: first
+    /// [`Red::went_idle_secs`] at that double time.
     #[inline(never)]
-    pub(super) fn pass_idle(&mut self, size: u32, now: impl FnOnce() -> Time) -> bool {
+    pub(super) fn pass_idle(
+        &mut self,
+        went_idle: Option<f64>,
+        size: u32,
+        now: impl FnOnce() -> Time,
+    ) -> bool {
         debug_assert!(self.q.is_empty() && self.bytes == 0);
+        if let Some(secs) = went_idle {
+            self.went_idle(Since::Secs(secs));
+        }
+        // Plain RED with room is a leaf (no registers saved); the rest is out of line.
+        if !self.plain || self.qlim == 0 {
+            return self.pass_idle_other(size, now());
+        }
+        // `arrive_plain` with nothing queued: q_w · 0 adds +0.0, which leaves the product
+        // unchanged (plain RED's average is never negative nor −0.0).
+        debug_assert!(self.ave.is_sign_positive());
+        if self.idle {
+            let m = self.leave_idle(now());
+            self.ave *= self.decay_after(m);
+        } else {
+            self.ave *= self.keep;
+        }
+        self.q_prev = 0.0;
+        self.count += 1;
+        self.count_bytes += u64::from(size);
+        self.old = false;
+        self.idle = false;
+        true
+    }
+
+    /// [`Red::pass_idle`] for the variants and a zero limit.
+    #[inline(never)]
+    fn pass_idle_other(&mut self, size: u32, now: Time) -> bool {
         if self.qlim == 0 {
             return false;
         }
-        self.arrive(0, size, now);
+        self.arrive(0, size, || now);
         self.old = false;
         self.idle = false;
         true
@@ -672,9 +748,20 @@ impl<P: Queued> Red<P> {
             self.arrive_variant(nq, size, now());
             return;
         }
-        // What `arrive_variant` does when the thresholds and max_p are fixed.
-        let m = if self.idle { self.leave_idle(now()) } else { 0 };
-        self.ewma(nq, m);
+        self.arrive_plain(nq, size, now);
+    }
+
+    /// [`Red::arrive`] for plain RED.
+    #[inline(always)]
+    fn arrive_plain(&mut self, nq: u64, size: u32, now: impl FnOnce() -> Time) {
+        // What `arrive_variant` does when the thresholds and max_p are fixed. Without idleness
+        // the decay is `powi(keep, 1)`, which is `keep`.
+        if self.idle {
+            let m = self.leave_idle(now());
+            self.ave = self.ave * self.decay_after(m) + self.q_w * exact_f64(nq);
+        } else {
+            self.ave = self.ave * self.keep + self.q_w * exact_f64(nq);
+        }
         self.q_prev = exact_f64(nq);
         self.count += 1;
         self.count_bytes += u64::from(size);
@@ -686,7 +773,8 @@ impl<P: Queued> Red<P> {
     #[inline(always)]
     fn leave_idle(&mut self, now: Time) -> i64 {
         self.idle = false;
-        let idle = exact_f64(now.as_nanos().saturating_sub(self.idletime.as_nanos())) / 1e9;
+        let since = self.idle_since.time();
+        let idle = exact_f64(now.as_nanos().saturating_sub(since.as_nanos())) / 1e9;
         (self.ptc * idle) as i64
     }
 
@@ -779,18 +867,24 @@ impl<P: Queued> Red<P> {
                 Some(p)
             }
             None => {
-                self.went_idle(now());
+                self.went_idle(Since::At(now()));
                 None
             }
         }
     }
 
-    /// What [`Red::dequeue`] does on an empty queue, without looking at the queue.
+    /// What [`Red::dequeue`] does on an empty queue at `secs` on the simulator's double clock,
+    /// without looking at the queue.
     #[inline]
-    pub(super) fn went_idle(&mut self, now: Time) {
+    pub(super) fn went_idle_secs(&mut self, secs: f64) {
+        self.went_idle(Since::Secs(secs));
+    }
+
+    #[inline(always)]
+    fn went_idle(&mut self, since: Since) {
         debug_assert!(self.q.is_empty(), "went_idle with packets waiting");
         self.idle = true;
-        self.idletime = now;
+        self.idle_since = since;
     }
 
     /// Waiting packets.
@@ -815,7 +909,7 @@ impl<P: Queued> Red<P> {
     pub(super) fn clear(&mut self, now: Time) -> VecDeque<P> {
         self.bytes = 0;
         self.idle = true;
-        self.idletime = now;
+        self.idle_since = Since::At(now);
         std::mem::take(&mut self.q)
     }
 }
@@ -1322,6 +1416,40 @@ mod tests {
         }
     }
 
+    #[test]
+    fn decay_table_is_the_power() {
+        let r = Red::<Packet>::new(RedConfig::default(), 5e6, 0.01);
+        for s in 0..2 * DECAYS as i64 {
+            assert_eq!(
+                r.decay(s).to_bits(),
+                powi(r.keep, s as u32).to_bits(),
+                "{s}"
+            );
+            assert_eq!(r.decay_after(s).to_bits(), r.decay(s + 1).to_bits(), "{s}");
+        }
+    }
+
+    #[test]
+    fn idle_since_a_double_time_is_since_its_rounding() {
+        // The simulator's transmission end at a double time, the clock rounded at arrival.
+        for (end, at) in [(0.1234567894, 0.13), (1.0000000005, 1.0035), (7.25, 7.5)] {
+            let mut a = Red::<Packet>::new(RedConfig::default(), 5e6, 0.01);
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            for _ in 0..3 {
+                assert!(a.enqueue(packet(0, 1000), Time::ZERO, &mut rng).is_none());
+            }
+            while a.dequeue(Time::ZERO).is_some() {}
+            let mut b = a.clone();
+            assert!(b.dequeue(time_from_secs(end)).is_none());
+            let t = time_from_secs(at);
+            assert!(a.pass_idle(Some(end), 1000, || t));
+            assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
+            assert!(b.dequeue(t).is_some());
+            assert_eq!(a.average().to_bits(), b.average().to_bits());
+            assert!(a.average() > 0.0);
+        }
+    }
+
     proptest::proptest! {
         /// `pass_idle` (the simulator's idle-link shortcut) leaves RED exactly as an enqueue
         /// then a dequeue of the same packet would, for plain RED, Q1–Q3 and Adaptive RED, at
@@ -1344,7 +1472,7 @@ mod tests {
                 now += gap;
                 let t = Time::from_nanos(now);
                 // An arrival at the idle link: the shortcut on one queue, the long way on the other.
-                let passed = short.pass_idle(size, || t);
+                let passed = short.pass_idle(None, size, || t);
                 let kept = long.enqueue(packet(0, size), t, &mut rl).is_none();
                 proptest::prop_assert_eq!(passed, kept);
                 if kept {
