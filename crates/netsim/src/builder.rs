@@ -583,6 +583,8 @@ impl NetworkBuilder {
                     ingress: HostStage::new(self.protection.open),
                     path: 0,
                     path_dst: 0,
+                    sent: 0,
+                    delivered: 0,
                 });
             }
             flows.push(FlowState {

@@ -193,6 +193,12 @@ pub(crate) struct AgentSlot {
     /// ([`Paths::current`]; 0 until the first send).
     pub path: u32,
     pub path_dst: NodeId,
+    /// Packets this agent sent into the network, and packets handed to it: its flow's
+    /// [`Account::sent`] for its direction and [`Account::delivered`] for the other, counted
+    /// here where the send and delivery paths already are (no flow lookup per packet).
+    /// [`Simulator::account`] adds them to the flow's own counts.
+    pub sent: u64,
+    pub delivered: u64,
 }
 
 pub(crate) struct FlowState {
@@ -832,18 +838,20 @@ impl<M: Metering> Simulator<M> {
     /// outgoing stage; `now` is `cur.time()`.
     #[inline]
     fn inject<const TRACE: bool>(&mut self, idx: usize, id: u32, now: Time) {
-        let slot = &self.agents[idx];
+        // `idx` is the agent `call_agent_lending` just called (looked up with `get_mut`).
+        let slot = crate::unchecked::at_mut(&mut self.agents, idx);
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
         slot.ecn.apply(pkt);
-        let (node, d) = (slot.io.node, dir_index(slot.io.dir));
+        slot.sent += 1;
+        // The cached route is read with the rest of the slot: one lookup per packet.
+        let (node, cached, cached_dst) = (slot.io.node, slot.path, slot.path_dst);
         let (size, payload, protected) = (pkt.size, pkt.payload, pkt.protected);
         let (dst, ttl, ect) = (pkt.dst, pkt.ttl, pkt.ect);
         let meter = M::FLOWS && metered(pkt);
-        self.flows[slot.io.flow as usize].acct[d].sent += 1;
         if meter {
-            let i = 2 * slot.io.flow as usize + d;
-            self.meters.on_sent(i, now, size, payload);
+            // Agent `2 f + d` sends flow f's direction d, whose meter is the same index.
+            self.meters.on_sent(idx, now, size, payload);
         }
         let staged = slot.egress.holds(protected);
         self.count_sent();
@@ -851,7 +859,11 @@ impl<M: Metering> Simulator<M> {
             self.enter_stage(idx, id, true);
             return;
         }
-        let path = self.agent_path(idx, dst);
+        let path = if self.paths.current(cached) && cached_dst == dst {
+            cached
+        } else {
+            self.reroute(idx, dst)
+        };
         let s = Slot {
             id,
             size,
@@ -871,8 +883,13 @@ impl<M: Metering> Simulator<M> {
         if self.paths.current(slot.path) && slot.path_dst == dst {
             return slot.path;
         }
-        let node = slot.io.node;
-        let path = self.route(node, dst);
+        self.reroute(idx, dst)
+    }
+
+    /// Route agent `idx`'s packets to `dst` afresh, and cache the route in its slot.
+    #[cold]
+    fn reroute(&mut self, idx: usize, dst: NodeId) -> u32 {
+        let path = self.route(self.agents[idx].io.node, dst);
         let slot = &mut self.agents[idx];
         (slot.path, slot.path_dst) = (path, dst);
         path
@@ -1025,14 +1042,13 @@ impl<M: Metering> Simulator<M> {
     #[inline]
     fn hand_over<const TRACE: bool>(&mut self, idx: usize, id: u32) {
         self.in_network -= 1;
+        self.agents[idx].delivered += 1;
         let pkt = &self.store[id];
-        let f = &mut self.flows[pkt.flow as usize];
-        let d = dir_index(pkt.dir);
-        f.acct[d].delivered += 1;
         // Rounded once, for the statistics and the agent's call.
         let now = self.cur.time();
         if M::FLOWS && metered(pkt) {
-            let (i, m) = (2 * pkt.flow as usize + d, &mut self.meters);
+            // Agent `2 f + 1 - d` receives flow f's direction d (meter `2 f + d`).
+            let (i, m) = (idx ^ 1, &mut self.meters);
             m.on_delivered(i, now, pkt.sent_at, pkt.size, pkt.payload);
             if pkt.exposed {
                 m.on_exposed(i, now);
@@ -1506,8 +1522,8 @@ impl<M: Metering> Simulator<M> {
             let p = &self.store[id];
             self.flows[p.flow as usize].acct[dir_index(p.dir)].in_flight += 1;
         }
-        for (i, f) in self.flows.iter().enumerate() {
-            for (d, a) in f.acct.iter().enumerate() {
+        for i in 0..self.flows.len() {
+            for (d, a) in self.accounts(i).iter().enumerate() {
                 if a.sent != a.delivered + a.dropped_total() + a.in_flight {
                     return Err(SimError::Accounting {
                         flow: i as FlowId,
@@ -1527,6 +1543,22 @@ impl<M: Metering> Simulator<M> {
         Ok(())
     }
 
+    /// Flow `f`'s accounts in both directions: its own counts plus its agents' sends and
+    /// deliveries ([`AgentSlot::sent`]).
+    fn accounts(&self, f: usize) -> [Account; 2] {
+        let mut acct = self.flows[f].acct;
+        for (d, a) in acct.iter_mut().enumerate() {
+            // Agent `2 f + d` sends direction d; agent `2 f + 1 - d` receives it.
+            if let Some(s) = self.agents.get(2 * f + d) {
+                a.sent += s.sent;
+            }
+            if let Some(r) = self.agents.get(2 * f + 1 - d) {
+                a.delivered += r.delivered;
+            }
+        }
+        acct
+    }
+
     fn results(&self) -> RunResults {
         RunResults {
             end: self.now,
@@ -1539,7 +1571,7 @@ impl<M: Metering> Simulator<M> {
                     dst: f.dst,
                     forward: self.meters.recorder(2 * i),
                     reverse: self.meters.recorder(2 * i + 1),
-                    accounts: f.acct,
+                    accounts: self.accounts(i),
                     sender_app: self.agents[2 * i].agent.app_counters(),
                 })
                 .collect(),

@@ -3,8 +3,8 @@
 //!
 //! Why: a packet-hop indexes a link's hot record ([`crate::link::LinkHot`]) four to six
 //! times, its route's path arena twice and the scheduler's node arena five to eight times
-//! (two pushes and a pop); each bounds check is a compare, a branch and the panic path's
-//! register pressure. Measured with callgrind on the 100-NewReno × 1 Gb/s dumbbell
+//! (two pushes and a pop), and an agent's send reads the agent's slot; each bounds check is
+//! a compare, a branch and the panic path's register pressure. Measured with callgrind on the 100-NewReno × 1 Gb/s dumbbell
 //! (`docs/performance.md`, "Third round"), the checks at those sites cost ≈ 41 instructions
 //! per packet-hop, 7% of the hop.
 //!
@@ -15,6 +15,9 @@
 //!   arena; `new_epoch` does not shrink it);
 //! - an event node (indices come from `EventQueue::alloc`, below the arena's length; lists
 //!   end in `NIL`, tested before use; only `extract` empties the arena, after every list).
+//! - the agent a packet being injected was sent by (`Simulator::inject`, called only from
+//!   `call_agent_lending`, which looked the index up with `get_mut`; agents are never added
+//!   or removed once the network is built).
 //!
 //! The debug assertion checks that on every call when the crate is built with debug
 //! assertions (`cargo test -p netsim` runs so; `CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true`

@@ -921,6 +921,7 @@ impl TcpSender {
 
     /// Hand the timers' deadlines, which the protocol code keeps in `rtx_timer` and
     /// `delsnd_timer` as NS-2's agent does, to the simulator at the end of a call.
+    #[inline]
     pub(crate) fn sync_timers(&self, ctx: &mut AgentCtx<'_>) {
         ctx.sync_timer(RTX, self.rtx_timer);
         // Only `overhead_` ever arms the delayed-send timer.
