@@ -18,8 +18,9 @@
 //!   the deadline). A deadline at or before now expires now, after the events already due now.
 //! - [`AgentCtx::set_timer_ns2`] also gives the time as the double-precision seconds NS-2 would
 //!   hold (a CBR source's accumulated `clock + interval`); it orders the expiry among events
-//!   that fall on the same nanosecond exactly as NS-2 does. Plain `set_timer` uses the
-//!   nanosecond time's own value.
+//!   that fall on the same nanosecond exactly as NS-2 does (`set_timer_ns2_rounded` when the
+//!   deadline was rounded from that double). Plain `set_timer` uses the nanosecond time's own
+//!   value.
 //! - When a timer expires the simulator disarms it and calls [`Agent::on_timer`] with its id,
 //!   exactly once, at its deadline: no spurious or early calls.
 //!
@@ -386,6 +387,16 @@ impl<'a> AgentCtx<'a> {
         } else {
             secs_of(at)
         };
+        self.request(timer, Some((at, secs)));
+    }
+
+    /// [`AgentCtx::set_timer_ns2`] for a deadline the caller rounded from the double itself
+    /// (`at == Time::from_secs_f64(secs)`, as a CBR clock does), so it is not rounded again.
+    #[inline]
+    pub fn set_timer_ns2_rounded(&mut self, timer: TimerId, at: Time, secs: f64) {
+        debug_assert_eq!(Time::from_secs_f64(secs), at, "{secs} s");
+        // As `set_timer_ns2`: a deadline not after now ignores the double (`TimerSlot::apply`).
+        let secs = if secs.is_finite() { secs } else { secs_of(at) };
         self.request(timer, Some((at, secs)));
     }
 

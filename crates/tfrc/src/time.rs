@@ -76,27 +76,26 @@ pub fn duration_from_secs_f64(secs: f64) -> Duration {
 /// a call: `f64::round` is a libm call on x86-64 without SSE4.1, and the core rounds a few times
 /// per packet.
 ///
-/// Why it is exact. Let `i = x as u64` (truncation; NaN and negatives give 0, values from 2^64
-/// give `u64::MAX`).
-/// - `0 ≤ x < 2^64`: `i = trunc(x)` is a double (from 2^52 up, x is already an integer), and
-///   `x − i` is computed exactly: it is x itself when i = 0, and otherwise i ≤ x < 2·i, so
-///   Sterbenz's lemma applies. Hence `x − i` is x's true fractional part and
-///   `round(x) = i + (frac ≥ ½)`; `i + 1` cannot overflow (i ≤ 2^64 − 2048).
-/// - `x ≥ 2^64` or +∞: `i = u64::MAX`, `x − 2^64 ≥ 0`, and the saturating add keeps `u64::MAX`,
-///   as the cast of `round(x) ≥ 2^64` does.
-/// - `x < 0`: `x − 0 < ½` gives 0; `round(x) ≤ 0` casts to 0. NaN: the comparison is false, 0.
-///
-/// Below 2^63 (every time and duration in practice) the same steps run on `i64`, whose
-/// conversions are one instruction each on x86-64 (those of `u64` take a dozen): for
-/// `0 ≤ x < 2^63` the argument above holds as is (`i + 1` cannot overflow, i ≤ 2^63 − 1024),
-/// and for `x < 0` (`i` saturating at `i64::MIN` below −2^63) `x − i < ½`, so `i ≤ 0` and the
-/// `max(0)` gives 0. From 2^63 up (and for NaN) the `u64` cast alone is exact: such doubles
-/// are integers.
+/// Why it is exact.
+/// - `0 ≤ x < 2^52` (every time and duration in practice: 2^52 ns is 52 days) exactly when x's
+///   bits are below 2^52's (negatives and −0 have the sign bit set, NaN all exponent bits).
+///   Then `y = x + 2^52` lies in [2^52, 2^53], where the doubles are the integers, so `y` is
+///   `2^52 + r`, `r` being x rounded half to even, and `y`'s bits minus 2^52's are `r` (at
+///   `y = 2^53` too). `(y − 2^52) − x = r − x` is exact (Sterbenz's lemma for x ≥ ½; `−x`
+///   when r = 0), so it is −½ exactly when x is a half that was rounded down, where rounding
+///   half away from zero gives one more. This is the simulator's `time_from_secs` trick: no
+///   conversion instruction (`u64` conversions take a dozen on x86-64 without AVX-512, and
+///   even `i64`'s carry Rust's saturation fix-ups).
+/// - Otherwise the cast alone is exact: from 2^52 up doubles are integers (and the cast
+///   saturates at `u64::MAX` as the cast of `round(x)` does); negatives, −0 and NaN give 0,
+///   as `round(x) ≤ 0` and NaN cast to 0.
 #[inline(always)]
 pub(crate) fn round_u64(x: f64) -> u64 {
-    if x < 9_223_372_036_854_775_808.0 {
-        let i = x as i64;
-        (i + i64::from(x - i as f64 >= 0.5)).max(0) as u64
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    if x.to_bits() < TWO_52.to_bits() {
+        let y = x + TWO_52;
+        let r = y.to_bits() - TWO_52.to_bits();
+        r + u64::from((y - TWO_52) - x == -0.5)
     } else {
         x as u64
     }

@@ -56,6 +56,9 @@ pub struct CbrClock {
     next_secs: f64,
     /// Packets generated (NS-2 CBR `seqno_`).
     generated: u64,
+    /// `next` is `next_secs` rounded (always after `advance`; after `start` unless the time
+    /// is past 2^50 ns), so arming need not check it.
+    rounded: bool,
 }
 
 impl CbrClock {
@@ -73,6 +76,7 @@ impl CbrClock {
             next: None,
             next_secs: 0.0,
             generated: 0,
+            rounded: true,
         }
     }
 
@@ -85,6 +89,7 @@ impl CbrClock {
     pub fn start(&mut self, now: Time) {
         self.next_secs = now.as_nanos() as f64 / 1e9;
         self.next = (self.generated < self.max_packets).then_some(now);
+        self.rounded = Time::from_secs_f64(self.next_secs) == now;
     }
 
     /// Stop generating.
@@ -115,6 +120,7 @@ impl CbrClock {
         // same-instant events order as in NS-2 (see `AgentCtx::set_timer_ns2`).
         self.next_secs += t;
         self.next = Some(Time::from_secs_f64(self.next_secs));
+        self.rounded = true;
     }
 
     /// When the next packet is due.
@@ -136,6 +142,7 @@ impl CbrClock {
     /// it when the clock is stopped).
     pub fn arm(&self, timer: TimerId, ctx: &mut AgentCtx<'_>) {
         match self.next {
+            Some(t) if self.rounded => ctx.set_timer_ns2_rounded(timer, t, self.next_secs),
             Some(t) => ctx.set_timer_ns2(timer, t, self.next_secs),
             None => ctx.cancel_timer(timer),
         }
