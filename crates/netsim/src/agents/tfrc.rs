@@ -103,6 +103,8 @@ impl TfrcSender {
     }
 
     /// Hand the core the application's segment if one is due; whether one was.
+    // Inlined (with `arm_at`): once per wake, mostly a CBR segment and a re-arm.
+    #[inline]
     fn generate(&mut self, ctx: &mut AgentCtx<'_>) -> bool {
         let now = ctx.now();
         match &mut self.app {
@@ -149,6 +151,7 @@ impl TfrcSender {
     }
 
     /// [`TfrcSender::arm`] with the core's `poll_timeout` already read.
+    #[inline]
     fn arm_at(&self, core: Option<Time>, ctx: &mut AgentCtx<'_>) {
         let clock = match &self.app {
             TfrcApp::Cbr(clock) | TfrcApp::OnOff(OnOff { clock, .. }) => Some(clock),
