@@ -281,8 +281,6 @@ const MASK: u64 = BUCKETS as u64 - 1;
 const WORDS: usize = BUCKETS / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
-/// [`EventQueue::pop_node`]'s "no event".
-pub(crate) const NONE: u32 = NIL;
 
 /// One event in the arena: its key, its payload and the next node of its list.
 #[derive(Clone, Copy, Debug)]
@@ -423,6 +421,10 @@ pub struct EventQueue<E> {
     l1: Level,
     /// Absolute level-1 slot (`bucket >> BITS`) that level 0 covers.
     slot: u64,
+    /// The first bucket after `slot`'s (`(slot + 1) << BITS`): a push tests
+    /// `cursor ≤ bucket < end`, two compares, where the slot's own test took four more
+    /// instructions.
+    end: u64,
     /// Absolute level-0 bucket (`tick >> SHIFT`) of the last event popped, or the start of
     /// `slot` if later: nothing in the wheel is earlier.
     cursor: u64,
@@ -478,6 +480,7 @@ impl<E: Copy> EventQueue<E> {
             l0: Level::new(),
             l1: Level::new(),
             slot: start >> BITS,
+            end: ((start >> BITS) + 1) << BITS,
             cursor: start,
             len1: 0,
             next1: 0,
@@ -540,11 +543,15 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn place<const PUSH: bool>(&mut self, node: Node<E>) {
         let b = tick(f64::from_bits(node.bits), self.base) >> SHIFT;
-        let s = b >> BITS;
-        if s == self.slot && b >= self.cursor {
+        debug_assert_eq!(self.end, (self.slot + 1) << BITS);
+        // The cursor is in `slot`: the two compares say `b >> BITS == slot && b >= cursor`.
+        if b >= self.cursor && b < self.end {
             let n = self.alloc(node);
             self.insert0::<PUSH>((b & MASK) as usize, n);
-        } else if s > self.slot && s - self.slot < BUCKETS as u64 {
+            return;
+        }
+        let s = b >> BITS;
+        if s > self.slot && s - self.slot < BUCKETS as u64 {
             let n = self.alloc(node);
             self.insert1(s, n);
         } else {
@@ -700,6 +707,7 @@ impl<E: Copy> EventQueue<E> {
         }
         self.walked = 0;
         self.slot = target;
+        self.end = (target + 1) << BITS;
         self.cursor = target << BITS;
         if self.len1 > 0 && self.next1 == target {
             let i = (target & MASK) as usize;
@@ -783,6 +791,7 @@ impl<E: Copy> EventQueue<E> {
             .unwrap_or(0);
         let first = tick(f64::from_bits(first), self.base) >> SHIFT;
         self.slot = first >> BITS;
+        self.end = (self.slot + 1) << BITS;
         self.cursor = self.slot << BITS;
         self.set_spill_at();
         for n in pending {
@@ -884,42 +893,32 @@ impl<E: Copy> EventQueue<E> {
     /// "before the end of the run" test, without a second search).
     #[inline(always)]
     pub fn pop_if(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, E)> {
-        let n = self.pop_node(due);
-        if n == NONE {
-            return None;
-        }
-        Some(self.popped(n))
+        self.pop_ref(due).map(|(k, e)| (k, *e))
     }
 
-    /// The key and payload of node `n`, just returned by [`EventQueue::pop_node`] (intact
-    /// until the next push).
+    /// Unlink the earliest event's node if `due` accepts its key and put it on the free list;
+    /// its key, and its payload where it lies (intact until the next push). The run loop
+    /// matches on the payload in place: a copy went through the stack (five instructions an
+    /// event), and a node index cost a `NIL` test and the node's address again.
     #[inline(always)]
-    pub(crate) fn popped(&mut self, n: u32) -> (Key, E) {
-        let node = &*self.node(n);
-        (node.key(), node.ev)
-    }
-
-    /// Unlink the earliest event's node if `due` accepts its key and put it on the free list,
-    /// its key and payload intact ([`EventQueue::popped`]); [`NONE`] if there is none or
-    /// `due` refuses it. The run loop reads the node itself: an `Option` built on several
-    /// paths went through the stack, a dozen instructions a pop, and its tag was tested twice.
-    #[inline(always)]
-    pub(crate) fn pop_node(&mut self, due: impl FnOnce(&Key) -> bool) -> u32 {
-        let i = if self.spill_at >= self.cursor {
+    pub(crate) fn pop_ref(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, &E)> {
+        // The bucket and its head: the fast path's head is read once.
+        let (i, n) = if self.spill_at >= self.cursor {
             // Usually the bucket of the last pop holds the next event too: no scan then.
             let i = (self.cursor & MASK) as usize;
-            if self.l0.ends[i].head != NIL {
-                i
+            let n = self.l0.ends[i].head;
+            if n != NIL {
+                (i, n)
             } else {
                 match self.seek(i + 1) {
-                    Some(j) => j,
-                    None => return self.pop_spill(due),
+                    Some(j) => (j, self.l0.ends[j % BUCKETS].head),
+                    None => return self.pop_spill_ref(due),
                 }
             }
         } else {
             match self.front_cold() {
-                Some(j) => j,
-                None => return self.pop_spill(due),
+                Some(j) => (j, self.l0.ends[j % BUCKETS].head),
+                None => return self.pop_spill_ref(due),
             }
         };
         let i = i % BUCKETS;
@@ -927,19 +926,32 @@ impl<E: Copy> EventQueue<E> {
         // reload them (it cannot tell the boxed arrays from the queue's own fields).
         let ends = &mut *self.l0.ends;
         let nodes = &mut self.nodes[..];
-        let n = ends[i].head;
         let node = crate::unchecked::at_mut(nodes, n as usize);
-        if !due(&node.key()) {
-            return NIL;
+        let key = node.key();
+        if !due(&key) {
+            return None;
         }
         // An emptied bucket keeps its bit until the wheel turns (`l0`).
         ends[i].head = node.next;
         node.next = self.free;
         self.free = n;
-        n
+        Some((key, &node.ev))
     }
 
-    /// [`EventQueue::pop_node`] for the spill heap: its earliest event goes through a node.
+    /// [`EventQueue::pop_ref`] for the spill heap, built from [`EventQueue::pop_spill`]'s node
+    /// index: a returned `Option` would make every path's result go through the stack.
+    #[inline(always)]
+    fn pop_spill_ref(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, &E)> {
+        let n = self.pop_spill(due);
+        if n == NIL {
+            return None;
+        }
+        let node = &*self.node(n);
+        Some((node.key(), &node.ev))
+    }
+
+    /// The spill heap's earliest event, if `due` accepts its key, goes through a node, put on
+    /// the free list as [`EventQueue::pop_ref`] leaves it; `NIL` if there is none.
     #[cold]
     #[inline(never)]
     fn pop_spill(&mut self, due: impl FnOnce(&Key) -> bool) -> u32 {
@@ -1103,9 +1115,9 @@ mod tests {
     }
 
     #[test]
-    fn push_forward_and_pop_node_keep_the_heap_order() {
+    fn push_forward_and_pop_ref_keep_the_heap_order() {
         // Keys at +0.0 and a few ticks on, many at one instant; public pushes of −0.0 and
-        // negatives mixed in go to the spill heap and come out first, through `pop_node`.
+        // negatives mixed in go to the spill heap and come out first, through `pop_ref`.
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let mut q = EventQueue::new();
         let mut h = HeapQueue::new();
@@ -1133,8 +1145,7 @@ mod tests {
                 h.push(k, round);
             }
             if rng.gen_bool(0.5) {
-                let n = q.pop_node(|_| true);
-                let a = (n != NONE).then(|| q.popped(n));
+                let a = q.pop_ref(|_| true).map(|(k, &e)| (k, e));
                 let b = h.pop();
                 assert_eq!(
                     a.map(|(k, e)| (k.secs.to_bits(), k.seq, e)),
@@ -1146,12 +1157,51 @@ mod tests {
             }
         }
         while let Some(b) = h.pop() {
-            let n = q.pop_node(|_| true);
-            assert_ne!(n, NONE);
-            let a = q.popped(n);
-            assert_eq!((a.0.seq, a.1), (b.0.seq, b.1));
+            let a = q.pop_ref(|_| true).map(|(k, &e)| (k.seq, e));
+            assert_eq!(a, Some((b.0.seq, b.1)));
         }
-        assert_eq!(q.pop_node(|_| true), NONE);
+        assert!(q.pop_ref(|_| true).is_none());
+    }
+
+    #[test]
+    fn pushes_at_the_edges_of_level_0s_slot_keep_the_heap_order() {
+        // Level 0 covers one slot (`cursor ≤ bucket < end`): 31.25 ms at grain 0, from a
+        // multiple of 1/32 s. Keys just before, at and after the next edges, pushed as the
+        // clock nears them, land in level 0, level 1 or (at the cursor's bucket) either.
+        let mut q = EventQueue::new();
+        let mut h = HeapQueue::new();
+        let mut seq = 0u64;
+        let mut now = 0.0f64;
+        for k in 1..200u32 {
+            let edge = f64::from(k) / 32.0;
+            let ulp = f64::from_bits(edge.to_bits() + 1) - edge;
+            for d in [-1e-9, -ulp, 0.0, ulp, 1e-9, 0.015, 0.031_25, 0.062_5] {
+                let key = Key {
+                    secs: (edge + d).max(now),
+                    seq,
+                };
+                seq += 1;
+                q.push_forward(key, seq);
+                h.push(key, seq);
+            }
+            // Pop up to just before the edge, then a few past it.
+            let before = |key: &Key| key.secs < edge - 2e-9;
+            while let Some((key, e)) = q.pop_if(before) {
+                assert_eq!(h.pop().map(|(k, e)| (k.seq, e)), Some((key.seq, e)));
+                now = key.secs;
+            }
+            for _ in 0..3 {
+                let (a, b) = (q.pop(), h.pop());
+                assert_eq!(a.map(|(k, e)| (k.seq, e)), b.map(|(k, e)| (k.seq, e)));
+                if let Some((key, _)) = a {
+                    now = key.secs;
+                }
+            }
+        }
+        while let Some((k, e)) = h.pop() {
+            assert_eq!(q.pop().map(|(k, e)| (k.seq, e)), Some((k.seq, e)));
+        }
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{self, secs_of, time_from_secs, EventQueue};
+use crate::sched::{secs_of, time_from_secs, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -671,19 +671,34 @@ impl<M: Metering> Simulator<M> {
         if self.stuck.is_some() {
             self.halt_at = self.events;
         }
-        loop {
-            let n = self.heap.pop_node(due);
-            if n == sched::NONE {
-                break;
-            }
-            let (key, ev) = self.heap.popped(n);
+        // The event is matched where it lies in the popped node (`EventQueue::pop_ref`): each
+        // arm copies its fields out before anything is pushed, and the borrow ends there.
+        while let Some((key, ev)) = self.heap.pop_ref(due) {
             if self.events == self.halt_at {
+                let ev = *ev;
                 return Err(self.halt(key, ev));
             }
             // Only the key: the nanosecond clock is derived from it where it is read.
             self.cur = key;
             self.events += 1;
-            self.dispatch::<TRACE>(key, ev);
+            match *ev {
+                Event::TxDone(l) => self.on_tx_done::<TRACE>(l as usize, key),
+                Event::Arrive(s) => self.on_arrive::<TRACE>(s),
+                Event::Timer(t) => self.on_timer::<TRACE>(t as usize, key),
+                Event::FlowStart(f) => {
+                    let f = f as usize;
+                    self.call_agent::<TRACE>(2 * f + 1, |a, ctx| a.on_start(ctx));
+                    self.call_agent::<TRACE>(2 * f, |a, ctx| a.on_start(ctx));
+                }
+                Event::FlowStop(f) => {
+                    self.call_agent::<TRACE>(2 * f as usize, |a, ctx| a.on_stop(ctx))
+                }
+                Event::LinkState(i) => self.on_link_change(i as usize),
+                Event::Sample => self.on_sample(),
+                Event::Egress(a) => self.on_stage_done::<TRACE>(a as usize, key, true),
+                Event::Ingress(a) => self.on_stage_done::<TRACE>(a as usize, key, false),
+                Event::Node(n) => self.on_node_done::<TRACE>(n as usize, key),
+            }
         }
         match self.stuck.take() {
             Some(e) => Err(e),
@@ -713,27 +728,6 @@ impl<M: Metering> Simulator<M> {
         if self.stuck.is_none() {
             self.stuck = Some(e);
             self.halt_at = self.events;
-        }
-    }
-
-    /// Inlined into the event loop: it runs once per event.
-    #[inline(always)]
-    fn dispatch<const TRACE: bool>(&mut self, key: Key, ev: Event) {
-        match ev {
-            Event::TxDone(l) => self.on_tx_done::<TRACE>(l as usize, key),
-            Event::Arrive(s) => self.on_arrive::<TRACE>(s),
-            Event::Timer(t) => self.on_timer::<TRACE>(t as usize, key),
-            Event::FlowStart(f) => {
-                let f = f as usize;
-                self.call_agent::<TRACE>(2 * f + 1, |a, ctx| a.on_start(ctx));
-                self.call_agent::<TRACE>(2 * f, |a, ctx| a.on_start(ctx));
-            }
-            Event::FlowStop(f) => self.call_agent::<TRACE>(2 * f as usize, |a, ctx| a.on_stop(ctx)),
-            Event::LinkState(i) => self.on_link_change(i as usize),
-            Event::Sample => self.on_sample(),
-            Event::Egress(a) => self.on_stage_done::<TRACE>(a as usize, key, true),
-            Event::Ingress(a) => self.on_stage_done::<TRACE>(a as usize, key, false),
-            Event::Node(n) => self.on_node_done::<TRACE>(n as usize, key),
         }
     }
 
