@@ -1104,9 +1104,10 @@ impl<M: Metering> Simulator<M> {
     #[inline(always)]
     fn note_queue(&mut self, l: usize) {
         if M::QUEUES {
-            let (n, b) = self.links[l].queue.lens();
+            // `l` is a link id, as `hot_at`'s; there is one gauge per link.
+            let (n, b) = crate::unchecked::at_mut(&mut self.links, l).queue.lens();
             let cur = self.cur;
-            self.queue_gauges[l].set(|| cur.time(), n, b);
+            crate::unchecked::at_mut(&mut self.queue_gauges, l).set(|| cur.time(), n, b);
         }
     }
 

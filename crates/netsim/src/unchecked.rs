@@ -10,11 +10,12 @@
 //!
 //! Where it is used, the index is valid by construction and never comes from input:
 //! - a link id read from the path arena (every entry below `PATH_END` is a link id the routes
-//!   were computed over, and links are never removed);
+//!   were computed over, and links are never removed), for the link's hot record, and for its
+//!   queue and queue gauge in `Simulator::note_queue` (one gauge per link);
 //! - a path cursor (cursors are handed out by `Paths::route`, which only appends to the
 //!   arena; `new_epoch` does not shrink it);
 //! - an event node (indices come from `EventQueue::alloc`, below the arena's length; lists
-//!   end in `NIL`, tested before use; only `extract` empties the arena, after every list).
+//!   end in `NIL`, tested before use; only `extract` empties the arena, after every list);
 //! - the agent a packet being injected was sent by (`Simulator::inject`, called only from
 //!   `call_agent_lending`, which looked the index up with `get_mut`; agents are never added
 //!   or removed once the network is built).
