@@ -199,6 +199,8 @@ pub struct Sender {
     s: f64,
     life: Lifecycle,
     backlog: Backlog,
+    /// `backlog` is not empty; cached because the send path asks several times per packet.
+    data: bool,
     next_seq: u64,
     /// Allowed rate X, bytes/s.
     x: f64,
@@ -283,6 +285,7 @@ impl Sender {
             s,
             life: Lifecycle::NotStarted,
             backlog: Backlog::Packets(0),
+            data: false,
             next_seq: 0,
             x: s,
             x_calc: 0.0,
@@ -346,16 +349,16 @@ impl Sender {
         if n == 0 {
             return;
         }
-        self.backlog = match self.backlog {
+        self.set_backlog(match self.backlog {
             Backlog::Infinite => Backlog::Infinite,
             Backlog::Packets(k) => Backlog::Packets(k.saturating_add(n)),
-        };
+        });
         self.on_new_data(now);
     }
 
     /// The application always has data from now on.
     pub fn set_infinite_backlog(&mut self, now: Time) {
-        self.backlog = Backlog::Infinite;
+        self.set_backlog(Backlog::Infinite);
         self.on_new_data(now);
     }
 
@@ -367,16 +370,22 @@ impl Sender {
     /// Stop sending for good: no more packets, no more timers.
     pub fn stop(&mut self) {
         self.life = Lifecycle::Stopped;
-        self.backlog = Backlog::Packets(0);
+        self.set_backlog(Backlog::Packets(0));
         self.nfb_at = None;
         self.immediate = 0;
     }
 
     fn has_data(&self) -> bool {
-        match self.backlog {
+        self.data
+    }
+
+    /// The only way `backlog` changes, so that `data` follows it.
+    fn set_backlog(&mut self, b: Backlog) {
+        self.backlog = b;
+        self.data = match b {
             Backlog::Infinite => true,
             Backlog::Packets(k) => k > 0,
-        }
+        };
     }
 
     fn on_new_data(&mut self, now: Time) {
@@ -761,7 +770,7 @@ impl Sender {
         }
         self.next_seq = self.next_seq.saturating_add(1);
         if let Backlog::Packets(k) = self.backlog {
-            self.backlog = Backlog::Packets(k.saturating_sub(1));
+            self.set_backlog(Backlog::Packets(k.saturating_sub(1)));
         }
         self.packets_sent = self.packets_sent.saturating_add(1);
         self.sent_since_nfb = true;
@@ -779,33 +788,36 @@ impl Sender {
         if self.life != Lifecycle::Running {
             return None;
         }
-        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+        // With data, a packet's send time; without, NS-2's send-timer tick, which runs anyway
+        // (and marks the sender data-limited). Never both, so one minimum with `nfb_at` does.
+        let next = if self.has_data() {
+            let paced = match self.pacer {
+                Pacer::Nominal { last } => {
+                    let next = self.next_nominal(last).unwrap_or(Time::ZERO);
+                    Some(next.saturating_sub(self.t_delta()))
+                }
+                Pacer::Timer { at, .. } => at,
+            };
+            let send = match paced {
+                Some(p) if self.immediate > 0 => Some(p.min(self.immediate_since)),
+                None if self.immediate > 0 => Some(self.immediate_since),
+                p => p,
+            };
+            match (send, self.min_interval_floor()) {
+                (Some(t), Some(floor)) => Some(t.max(floor)),
+                (send, _) => send,
+            }
+        } else {
+            match self.pacer {
+                Pacer::Timer { at, .. } => at,
+                Pacer::Nominal { .. } => None,
+            }
+        };
+        match (self.nfb_at, next) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, None) => a,
             (None, b) => b,
-        };
-        let data = self.has_data();
-        // A packet's send time, and NS-2's send-timer tick, which runs with or without data
-        // (without, it marks the sender data-limited).
-        let mut send = None;
-        let mut tick = None;
-        if data && self.immediate > 0 {
-            send = Some(self.immediate_since);
         }
-        match self.pacer {
-            Pacer::Nominal { last } => {
-                if data {
-                    let next = self.next_nominal(last).unwrap_or(Time::ZERO);
-                    send = earliest(send, Some(next.saturating_sub(self.t_delta())));
-                }
-            }
-            Pacer::Timer { at, .. } if data => send = earliest(send, at),
-            Pacer::Timer { at, .. } => tick = at,
-        }
-        if let (Some(t), Some(floor)) = (send, self.min_interval_floor()) {
-            send = Some(t.max(floor));
-        }
-        earliest(earliest(self.nfb_at, send), tick)
     }
 
     // ----- timers --------------------------------------------------------------------------
@@ -1394,7 +1406,7 @@ impl Sender {
         self.immediate = e.immediate;
         self.immediate_since = e.immediate_since;
         if self.life == Lifecycle::Running {
-            self.backlog = e.backlog;
+            self.set_backlog(e.backlog);
         }
         self.sent_since_nfb = e.sent_since_nfb;
         self.last_sent = e.last_sent;
