@@ -282,6 +282,14 @@ const WORDS: usize = BUCKETS / 64;
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
+/// Whether `n` is `NIL`, tested as its sign bit: `alloc` keeps indices below 2^31. Compared
+/// with `u32::MAX`, the index widened for addressing needed the constant in a register
+/// (three instructions, not two).
+#[inline(always)]
+fn nil(n: u32) -> bool {
+    (n as i32) < 0
+}
+
 /// One event in the arena: its key, its payload and the next node of its list.
 #[derive(Clone, Copy, Debug)]
 struct Node<E> {
@@ -499,7 +507,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn len(&self) -> usize {
         let mut free = 0;
         let mut n = self.free;
-        while n != NIL {
+        while !nil(n) {
             free += 1;
             n = self.nodes[n as usize].next;
         }
@@ -587,12 +595,14 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline(always)]
     fn alloc(&mut self, node: Node<E>) -> u32 {
-        if self.free != NIL {
+        if !nil(self.free) {
             let n = self.free;
             self.free = self.node(n).next;
             *self.node(n) = node;
             n
         } else {
+            // `nil` reads bit 31 (a cold path: the arena grows only to its peak).
+            assert!(self.nodes.len() < 1 << 31, "event arena full");
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
         }
@@ -602,7 +612,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert0<const PUSH: bool>(&mut self, i: usize, n: u32) {
         let head = self.l0.ends[i].head;
-        if head == NIL {
+        if nil(head) {
             self.l0.ends[i].head = n;
             self.l0.ends[i].tail = n;
             self.l0.mark(i);
@@ -626,7 +636,7 @@ impl<E: Copy> EventQueue<E> {
         let mut steps = 0u32;
         loop {
             let next = self.node(p).next;
-            if next == NIL || k < self.node(next).order() {
+            if nil(next) || k < self.node(next).order() {
                 self.node(n).next = next;
                 self.node(p).next = n;
                 break;
@@ -658,7 +668,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn insert1(&mut self, s: u64, n: u32) {
         let i = (s & MASK) as usize;
-        if self.l1.ends[i].head == NIL {
+        if nil(self.l1.ends[i].head) {
             self.l1.ends[i].head = n;
             self.l1.mark(i);
         } else {
@@ -714,7 +724,7 @@ impl<E: Copy> EventQueue<E> {
             let mut n = self.l1.ends[i].head;
             self.l1.ends[i].head = NIL;
             self.l1.unmark(i);
-            while n != NIL {
+            while !nil(n) {
                 let next = self.nodes[n as usize].next;
                 self.nodes[n as usize].next = NIL;
                 self.len1 -= 1;
@@ -771,7 +781,7 @@ impl<E: Copy> EventQueue<E> {
                     let i = w * 64 + m.trailing_zeros() as usize;
                     m &= m - 1;
                     let mut n = std::mem::replace(&mut level.ends[i].head, NIL);
-                    while n != NIL {
+                    while !nil(n) {
                         pending.push(n);
                         n = self.nodes[n as usize].next;
                     }
@@ -824,7 +834,7 @@ impl<E: Copy> EventQueue<E> {
         }
         // Usually the bucket of the last pop holds the next event too: no scan then.
         let i = (self.cursor & MASK) as usize;
-        if self.l0.ends[i].head != NIL {
+        if !nil(self.l0.ends[i].head) {
             return Some(i);
         }
         self.seek(i + 1)
@@ -862,7 +872,7 @@ impl<E: Copy> EventQueue<E> {
             self.regrain(self.ceiling);
             if self.spill_at >= self.cursor {
                 let i = (self.cursor & MASK) as usize;
-                if self.l0.ends[i].head != NIL {
+                if !nil(self.l0.ends[i].head) {
                     return Some(i);
                 }
                 return self.seek(i + 1);
@@ -907,7 +917,7 @@ impl<E: Copy> EventQueue<E> {
             // Usually the bucket of the last pop holds the next event too: no scan then.
             let i = (self.cursor & MASK) as usize;
             let n = self.l0.ends[i].head;
-            if n != NIL {
+            if !nil(n) {
                 (i, n)
             } else {
                 match self.seek(i + 1) {
@@ -943,7 +953,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn pop_spill_ref(&mut self, due: impl FnOnce(&Key) -> bool) -> Option<(Key, &E)> {
         let n = self.pop_spill(due);
-        if n == NIL {
+        if nil(n) {
             return None;
         }
         let node = &*self.node(n);
@@ -984,7 +994,7 @@ impl<E: Copy> EventQueue<E> {
         for level in [&self.l0, &self.l1] {
             for h in level.ends.iter().map(|e| e.head) {
                 let mut n = h;
-                while n != NIL {
+                while !nil(n) {
                     let node = &self.nodes[n as usize];
                     f(&node.key(), &node.ev);
                     n = node.next;
@@ -1008,7 +1018,7 @@ impl<E: Copy> EventQueue<E> {
             for i in 0..BUCKETS {
                 let mut n = std::mem::replace(&mut level.ends[i].head, NIL);
                 level.ends[i].tail = NIL;
-                while n != NIL {
+                while !nil(n) {
                     let node = self.nodes[n as usize];
                     if take(&node.ev) {
                         out.push((node.key(), node.ev));
@@ -1112,6 +1122,13 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn nil_is_only_the_end_marker_below_the_arena_cap() {
+        assert!(nil(NIL));
+        assert!(!nil(0));
+        assert!(!nil((1 << 31) - 1));
     }
 
     #[test]
