@@ -376,6 +376,8 @@ impl Sender {
     }
 
     fn has_data(&self) -> bool {
+        // Catches a `backlog` change that bypassed `set_backlog`.
+        debug_assert_eq!(self.data, !matches!(self.backlog, Backlog::Packets(0)));
         self.data
     }
 
