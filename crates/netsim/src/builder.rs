@@ -581,6 +581,7 @@ impl NetworkBuilder {
                     ecn: if sender { ecn } else { EcnCapability::NotEct },
                     egress: HostStage::new(self.protection.seal),
                     ingress: HostStage::new(self.protection.open),
+                    plain: false, // `Simulator::new` sets it.
                     path: 0,
                     path_dst: 0,
                     sent: 0,

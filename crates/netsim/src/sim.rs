@@ -189,6 +189,9 @@ pub(crate) struct AgentSlot {
     pub egress: HostStage,
     /// Packets for this agent, being processed before it gets them.
     pub ingress: HostStage,
+    /// Its sends enter the first link as sent: no marking, no ECT, no node stage at its
+    /// node ([`AgentSlot::sends_plainly`]). Set once, by [`Simulator::new`].
+    pub plain: bool,
     /// The route cursor of this agent's packets to `path_dst`, while it is current
     /// ([`Paths::current`]; 0 until the first send).
     pub path: u32,
@@ -199,6 +202,20 @@ pub(crate) struct AgentSlot {
     /// [`Simulator::account`] adds them to the flow's own counts.
     pub sent: u64,
     pub delivered: u64,
+}
+
+impl AgentSlot {
+    /// Whether the host and node leave this agent's packets as the agent sent them: the
+    /// host neither marks them nor sets ECT, and its node (`node_stages`: one per node, or
+    /// none) has no processing delay. (A node's policy never touches the packets its own
+    /// agents send: [`NodePolicy::on_forward`].) Its egress stage may still hold one.
+    fn sends_plainly(&self, node_stages: &[NodeStage]) -> bool {
+        self.marking == Marking::AsSent
+            && self.ecn == EcnCapability::NotEct
+            && node_stages
+                .get(self.io.node as usize)
+                .is_none_or(|s| !s.holds())
+    }
 }
 
 pub(crate) struct FlowState {
@@ -438,7 +455,7 @@ impl<M: Metering> Simulator<M> {
         node_stages: Vec<NodeStage>,
         hot: Vec<LinkHot>,
         links: Vec<Link>,
-        agents: Vec<AgentSlot>,
+        mut agents: Vec<AgentSlot>,
         flows: Vec<FlowState>,
         changes: Vec<LinkChange>,
         stats: StatsConfig,
@@ -446,6 +463,9 @@ impl<M: Metering> Simulator<M> {
         limits: Limits,
     ) -> Simulator<M> {
         debug_assert_eq!(hot.len(), links.len());
+        for a in &mut agents {
+            a.plain = a.sends_plainly(&node_stages);
+        }
         let routes = Routes::compute(names.len(), &link_ends(&hot, &links));
         let mut timer_agent = Vec::new();
         for (i, a) in agents.iter().enumerate() {
@@ -836,10 +856,57 @@ impl<M: Metering> Simulator<M> {
     /// A packet agent `idx` sent (`id`, in the store, addressed and numbered by
     /// [`AgentCtx::send`]) enters the network at the agent's node, through the host's
     /// outgoing stage; `now` is `cur.time()`.
+    ///
+    /// A plain agent's packet ([`AgentSlot::plain`]) that its egress stage lets through goes
+    /// straight to its first link's queue: one test instead of the marking, ECT, stage, node
+    /// stage and second route checks; any other takes [`Simulator::inject_staged`].
     #[inline]
     fn inject<const TRACE: bool>(&mut self, idx: usize, id: u32, now: Time) {
         // `idx` is the agent `call_agent_lending` just called (looked up with `get_mut`).
         let slot = crate::unchecked::at_mut(&mut self.agents, idx);
+        debug_assert_eq!(slot.plain, slot.sends_plainly(&self.node_stages));
+        let pkt = &self.store[id];
+        if !slot.plain || slot.egress.holds(pkt.protected) {
+            self.inject_staged::<TRACE>(idx, id, now);
+            return;
+        }
+        slot.sent += 1;
+        let (node, cached, cached_dst) = (slot.io.node, slot.path, slot.path_dst);
+        let (size, payload, dst, ttl, ect) = (pkt.size, pkt.payload, pkt.dst, pkt.ttl, pkt.ect);
+        if M::FLOWS && metered(pkt) {
+            // Agent `2 f + d` sends flow f's direction d, whose meter is the same index.
+            self.meters.on_sent(idx, now, size, payload);
+        }
+        self.count_sent();
+        let path = if self.paths.current(cached) && cached_dst == dst {
+            cached
+        } else {
+            self.reroute(idx, dst)
+        };
+        let next = self.paths.hop_entry(path);
+        if next >= PATH_END {
+            // To its own node, or to no route.
+            self.pass_cold::<TRACE>(id, path, node);
+            return;
+        }
+        let s = Slot {
+            id,
+            size,
+            path,
+            ttl,
+            ect,
+            ce: false,
+        };
+        // `pass`, less the node's policy: it never touches a packet at its source.
+        self.enqueue::<TRACE>(next as usize, s);
+    }
+
+    /// [`Simulator::inject`] for a packet the host marks or sets ECT on, or that goes
+    /// through the host's outgoing stage or its node's processing delay.
+    #[cold]
+    #[inline(never)]
+    fn inject_staged<const TRACE: bool>(&mut self, idx: usize, id: u32, now: Time) {
+        let slot = &mut self.agents[idx];
         let pkt = &mut self.store[id];
         slot.marking.apply(pkt);
         slot.ecn.apply(pkt);
@@ -975,6 +1042,16 @@ impl<M: Metering> Simulator<M> {
             }
             return;
         }
+        self.pass::<TRACE>(s, node);
+    }
+
+    /// [`Simulator::pass`], out of line, for the rare packet `id` an agent at `node` sends
+    /// to its own node or to an unreachable one (on route `path`).
+    #[cold]
+    #[inline(never)]
+    fn pass_cold<const TRACE: bool>(&mut self, id: u32, path: u32, node: NodeId) {
+        let mut s = self.unrouted(id);
+        s.path = path;
         self.pass::<TRACE>(s, node);
     }
 
