@@ -24,7 +24,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{secs_of, time_from_secs, EventQueue};
+use crate::sched::{secs_of, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -1138,16 +1138,18 @@ impl<M: Metering> Simulator<M> {
             && (entry == Entry::Direct
                 || self.links[l]
                     .queue
-                    .pass_idle(went_idle, &slot, move || time_from_secs(secs)))
+                    .pass_idle(went_idle, &slot, move || Time::from_secs_f64(secs)))
         {
             debug_assert!(entry == Entry::Queue || self.links[l].queue.passes_through(&slot));
             self.transmit::<TRACE>(l, slot, false);
             return;
         }
         let link = &mut self.links[l];
-        let dropped =
-            link.queue
-                .enqueue_at(slot, move || time_from_secs(secs), &mut link.cold.queue_rng);
+        let dropped = link.queue.enqueue_at(
+            slot,
+            move || Time::from_secs_f64(secs),
+            &mut link.cold.queue_rng,
+        );
         if let Some(d) = dropped {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
@@ -1229,7 +1231,7 @@ impl<M: Metering> Simulator<M> {
     fn start_tx<const TRACE: bool>(&mut self, l: usize) {
         let secs = self.cur.secs;
         let queue = &mut self.links[l].queue;
-        let Some(slot) = queue.dequeue_at(move || time_from_secs(secs)) else {
+        let Some(slot) = queue.dequeue_at(move || Time::from_secs_f64(secs)) else {
             self.hot[l].tx = Tx::Idle;
             self.note_queue(l);
             return;

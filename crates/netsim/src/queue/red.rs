@@ -12,7 +12,6 @@ use rand::{Rng, RngCore};
 use super::Dropped;
 use super::Queued;
 use crate::packet::Packet;
-use crate::sched::time_from_secs;
 use crate::stats::DropCause;
 use crate::Time;
 
@@ -292,7 +291,7 @@ impl Since {
     #[inline(always)]
     fn time(self) -> Time {
         match self {
-            Since::Secs(s) => time_from_secs(s),
+            Since::Secs(s) => Time::from_secs_f64(s),
             Since::At(t) => t,
         }
     }
@@ -1440,8 +1439,8 @@ mod tests {
             }
             while a.dequeue(Time::ZERO).is_some() {}
             let mut b = a.clone();
-            assert!(b.dequeue(time_from_secs(end)).is_none());
-            let t = time_from_secs(at);
+            assert!(b.dequeue(Time::from_secs_f64(end)).is_none());
+            let t = Time::from_secs_f64(at);
             assert!(a.pass_idle(Some(end), 1000, || t));
             assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
             assert!(b.dequeue(t).is_some());
