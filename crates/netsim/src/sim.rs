@@ -1135,10 +1135,7 @@ impl<M: Metering> Simulator<M> {
         // queue gauge update (zero to zero) would do is nothing; RED does only its arrival's
         // bookkeeping (`Queue::pass_idle`). Transmit at once.
         if self.hot_at(l).tx == Tx::Idle
-            && (entry == Entry::Direct
-                || self.links[l]
-                    .queue
-                    .pass_idle(went_idle, &slot, move || Time::from_secs_f64(secs)))
+            && (entry == Entry::Direct || self.links[l].queue.pass_idle(went_idle, &slot, secs))
         {
             debug_assert!(entry == Entry::Queue || self.links[l].queue.passes_through(&slot));
             self.transmit::<TRACE>(l, slot, false);

@@ -169,17 +169,13 @@ impl<P: Queued> Queue<P> {
     /// updates its state as the two would (its average moves on every arrival) and refuses
     /// only with a zero limit; a refusal changes nothing. `went_idle`: the link's
     /// transmission ended at that double time with nothing queued and the queue has not been
-    /// told ([`Queue::went_idle_secs`] is done first, refused or not).
+    /// told ([`Queue::went_idle_secs`] is done first, refused or not). `now_secs`: now on the
+    /// simulator's double clock (RED's idle decay reads it).
     #[inline]
-    pub(crate) fn pass_idle(
-        &mut self,
-        went_idle: Option<f64>,
-        pkt: &P,
-        now: impl FnOnce() -> Time,
-    ) -> bool {
+    pub(crate) fn pass_idle(&mut self, went_idle: Option<f64>, pkt: &P, now_secs: f64) -> bool {
         match self {
             Queue::DropTail(q) => q.passes_through(pkt),
-            Queue::Red(q) => q.pass_idle(went_idle, pkt.size(), now),
+            Queue::Red(q) => q.pass_idle(went_idle, pkt.size(), now_secs),
         }
     }
 

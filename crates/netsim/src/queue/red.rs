@@ -229,6 +229,11 @@ pub struct Red<P = Packet> {
     cfg: RedConfig,
     /// Packets per second at the mean packet size (NS-2 `ptc`).
     ptc: f64,
+    /// [`Red::idle_packets`]' margin: more than `ptc · (b − a)` can differ from NS-2's m
+    /// before truncation.
+    idle_err: f64,
+    /// `1 − idle_err`.
+    idle_err_hi: f64,
     q_w: f64,
     /// `1 − q_w`, the EWMA's decay per packet time.
     keep: f64,
@@ -367,6 +372,8 @@ impl<P: Queued> Red<P> {
         };
         let mut red = Red {
             ptc,
+            idle_err: ptc * 1.75e-9 + 1e-12,
+            idle_err_hi: 1.0 - (ptc * 1.75e-9 + 1e-12),
             q_w,
             keep: 1.0 - q_w,
             decays: std::array::from_fn(|s| powi(1.0 - q_w, s as u32)),
@@ -694,27 +701,28 @@ impl<P: Queued> Red<P> {
     /// takes it: with nothing queued no drop test is due, so only a zero limit refuses it
     /// (false, nothing else done). Otherwise RED's state becomes what `enqueue_at` then
     /// `dequeue_at` would leave, without the push and pop. `went_idle`: first
-    /// [`Red::went_idle_secs`] at that double time.
+    /// [`Red::went_idle_secs`] at that double time. `now_secs`: now on the simulator's double
+    /// clock, which [`Time::from_secs_f64`] rounds.
     #[inline(never)]
-    pub(super) fn pass_idle(
-        &mut self,
-        went_idle: Option<f64>,
-        size: u32,
-        now: impl FnOnce() -> Time,
-    ) -> bool {
+    pub(super) fn pass_idle(&mut self, went_idle: Option<f64>, size: u32, now_secs: f64) -> bool {
         debug_assert!(self.q.is_empty() && self.bytes == 0);
-        if let Some(secs) = went_idle {
-            self.went_idle(Since::Secs(secs));
-        }
+        // The idle start: from `went_idle` in a register, else as stored.
+        let (idle, since) = match went_idle {
+            Some(secs) => {
+                self.went_idle(Since::Secs(secs));
+                (true, Since::Secs(secs))
+            }
+            None => (self.idle, self.idle_since),
+        };
         // Plain RED with room is a leaf (no registers saved); the rest is out of line.
         if !self.plain || self.qlim == 0 {
-            return self.pass_idle_other(size, now());
+            return self.pass_idle_other(size, Time::from_secs_f64(now_secs));
         }
         // `arrive_plain` with nothing queued: q_w · 0 adds +0.0, which leaves the product
         // unchanged (plain RED's average is never negative nor −0.0).
         debug_assert!(self.ave.is_sign_positive());
-        if self.idle {
-            let m = self.leave_idle(now());
+        if idle {
+            let m = self.leave_idle_secs(since, now_secs);
             self.ave *= self.decay_after(m);
         } else {
             self.ave *= self.keep;
@@ -775,6 +783,62 @@ impl<P: Queued> Red<P> {
         let since = self.idle_since.time();
         let idle = exact_f64(now.as_nanos().saturating_sub(since.as_nanos())) / 1e9;
         (self.ptc * idle) as i64
+    }
+
+    /// [`Red::leave_idle`] from `since` (the idle start) at `now_secs` on the double clock: m
+    /// from the two doubles where that is proven to be the exact m, else from the rounded
+    /// times.
+    #[inline(always)]
+    fn leave_idle_secs(&mut self, since: Since, now_secs: f64) -> i64 {
+        if let Since::Secs(a) = since {
+            if let Some(m) = self.idle_packets(a, now_secs) {
+                self.idle = false;
+                return m;
+            }
+        }
+        self.leave_idle_rounded(now_secs)
+    }
+
+    /// [`Red::leave_idle_secs`]' fallback (an arrival near a packet-time boundary, or an idle
+    /// start given as a [`Time`]).
+    #[cold]
+    #[inline(never)]
+    fn leave_idle_rounded(&mut self, now_secs: f64) -> i64 {
+        self.leave_idle(Time::from_secs_f64(now_secs))
+    }
+
+    /// NS-2's m for an idle period from `a` to `b` on the double clock, which
+    /// [`Red::leave_idle`] computes as `int(x)`, `x = ptc · (B − A)⁺/1e9` from the rounded
+    /// times `A = R(a)`, `B = R(b)` in ns (`R` = [`Time::from_secs_f64`]): `floor(y)` with
+    /// `y = ptc · (b − a)` in doubles when `y` is provably on the same side of every
+    /// integer as `x`, else `None`.
+    ///
+    /// Bound, for `0 ≤ a ≤ b < 1e6` s and u = 2^−53: `|R(s) − 1e9·s| ≤ 0.5 + u·1e9·s`, so
+    /// `|(B − A)⁺ − 1e9·(b − a)| ≤ 1 + 2e15·u < 1.2221` ns; the division and product add a
+    /// relative `2u`, and `y`'s subtraction and product a relative `2u` of
+    /// `T = ptc·(b − a) < ptc·1e6`. So `|x − y| ≤ ptc·1.2221e-9·(1 + 3u) + 4u·T·(1 + u)
+    /// < ptc·1.6662e-9`, below `idle_err` (`ptc·1.75e-9`, plus 1e-12 against underflow).
+    /// With `r = floor(y)` and `f = y − r` (both exact), `idle_err < f < 1 − idle_err` puts
+    /// `x` strictly between `r` and `r + 1`, so `int(x) = r`.
+    #[inline(always)]
+    fn idle_packets(&self, a: f64, b: f64) -> Option<i64> {
+        // 1.5 · 2^52: adding it rounds any |z| < 2^51 to an integer, read from the bits.
+        const ROUND: f64 = 6_755_399_441_055_744.0;
+        // Non-negative doubles order as their bits: this is 0 ≤ a ≤ b < 1e6 (not NaN, not −0).
+        if !(a.to_bits() <= b.to_bits() && b.to_bits() < 1e6f64.to_bits()) {
+            return None;
+        }
+        let y = self.ptc * (b - a);
+        // `y − 0.5` is exact for y ≥ 0.25, and rounding it gives floor(y) or, for a whole y,
+        // possibly y − 1 (f = 1, refused); below 0.25 it gives 0. `y ≥ 2^51` only happens
+        // when `idle_err > 1` (ptc > 2^51/1e6), which refuses every `f`.
+        let z = (y - 0.5) + ROUND;
+        let f = y - (z - ROUND);
+        if f > self.idle_err && f < self.idle_err_hi {
+            Some(z.to_bits().wrapping_sub(ROUND.to_bits()) as i64)
+        } else {
+            None
+        }
     }
 
     /// [`Red::arrive`] for the variants (Q1, Q2, Q3, Adaptive RED).
@@ -1441,11 +1505,170 @@ mod tests {
             let mut b = a.clone();
             assert!(b.dequeue(Time::from_secs_f64(end)).is_none());
             let t = Time::from_secs_f64(at);
-            assert!(a.pass_idle(Some(end), 1000, || t));
+            assert!(a.pass_idle(Some(end), 1000, at));
             assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
             assert!(b.dequeue(t).is_some());
             assert_eq!(a.average().to_bits(), b.average().to_bits());
             assert!(a.average() > 0.0);
+        }
+    }
+
+    /// NS-2's m the long way: an idle period from `a`, left at `b` rounded.
+    fn exact_m(r: &Red<Packet>, a: f64, b: f64) -> i64 {
+        let mut r = r.clone();
+        r.went_idle(Since::Secs(a));
+        r.leave_idle(Time::from_secs_f64(b))
+    }
+
+    /// `idle_packets(a, b)`, checked against the long way when it answers; `leave_idle_secs`
+    /// must give the exact m either way.
+    fn fast_m(r: &Red<Packet>, a: f64, b: f64) -> Option<i64> {
+        let want = exact_m(r, a, b);
+        let fast = r.idle_packets(a, b);
+        if let Some(m) = fast {
+            assert_eq!(m, want, "ptc {} a {a:e} b {b:e}", r.ptc);
+        }
+        let mut s = r.clone();
+        s.went_idle(Since::Secs(a));
+        assert_eq!(
+            s.leave_idle_secs(Since::Secs(a), b),
+            want,
+            "ptc {} a {a:e} b {b:e}",
+            r.ptc
+        );
+        assert!(!s.idle);
+        fast
+    }
+
+    fn red_at(bandwidth: f64, mean: u32) -> Red<Packet> {
+        let cfg = RedConfig {
+            mean_pktsize: mean,
+            ..RedConfig::default()
+        };
+        Red::new(cfg, bandwidth, 0.01)
+    }
+
+    #[test]
+    fn idle_packets_near_boundaries_and_ties() {
+        let (mut fast, mut slow) = (0, 0);
+        for (bw, mean) in [
+            (5e6, 1000),
+            (4e6, 500),
+            (2e6, 1000),
+            (1e9, 1000),
+            (1e3, 1),
+            (4e11, 1),
+        ] {
+            let r = red_at(bw, mean);
+            // Idle starts on whole and half nanoseconds (rounding ties) and between them.
+            for a in [
+                0.0,
+                0.5e-9,
+                1.0,
+                2.5e-9,
+                1.0000000005,
+                123.456_789_123_5,
+                999_990.0,
+            ] {
+                for k in [0u32, 1, 2, 62, 63, 64, 1000, 123_457] {
+                    let at_k = a + f64::from(k) / r.ptc;
+                    for e in -24..=24 {
+                        for b in [
+                            at_k + f64::from(e) * 0.25e-9,
+                            at_k + f64::from(e) * 1e-13,
+                            f64::from_bits(at_k.to_bits().wrapping_add_signed(i64::from(e))),
+                        ] {
+                            match fast_m(&r, a, b) {
+                                Some(_) => fast += 1,
+                                None => slow += 1,
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Both the shortcut and its fallback ran.
+        assert!(fast > 1000 && slow > 1000, "{fast} {slow}");
+    }
+
+    #[test]
+    fn idle_packets_falls_back_outside_its_bound() {
+        let r = red_at(5e6, 1000);
+        // The fast answer where it is clear.
+        assert_eq!(fast_m(&r, 1.0, 1.0 + 10.5 / r.ptc), Some(10));
+        for (a, b) in [
+            (f64::NAN, 1.0),
+            (0.0, f64::NAN),
+            (-1.0, 1.0),
+            (-0.0, 1.0),
+            (2.0, 1.0),
+            (1.0, 1.0),
+            (1.0, 1e6 + 1.0),
+            (1.0, f64::INFINITY),
+            (f64::NEG_INFINITY, 1.0),
+            // On a packet-time boundary: 16 ms at 625 packets/s is 10 packets.
+            (1.0, 1.016),
+            (1.0, 1.016 + 1e-12),
+            (1.0, 1.016 - 1e-12),
+        ] {
+            assert_eq!(fast_m(&r, a, b), None, "{a} {b}");
+        }
+        // A rate so high that the margin exceeds half a packet: always the long way.
+        let r = red_at(1e18, 1);
+        assert_eq!(fast_m(&r, 1.0, 1.0 + 10.5 / r.ptc), None);
+    }
+
+    #[test]
+    fn pass_idle_falls_back_to_the_rounded_times() {
+        // At a packet-time boundary (and from an idle start kept as a `Time`), `pass_idle`
+        // takes the long way and still leaves what an enqueue then a dequeue would.
+        for (end, at) in [(1.0, 1.016), (0.5e-9, 0.016_000_000_5), (1.0, 1.0165)] {
+            let mut a = red_at(5e6, 1000);
+            let mut rng = ChaCha8Rng::seed_from_u64(1);
+            for _ in 0..3 {
+                assert!(a.enqueue(packet(0, 1000), Time::ZERO, &mut rng).is_none());
+            }
+            while a.dequeue(Time::ZERO).is_some() {}
+            let mut b = a.clone();
+            let mut c = a.clone();
+            assert!(b.dequeue(Time::from_secs_f64(end)).is_none());
+            assert!(c.dequeue(Time::from_secs_f64(end)).is_none());
+            let t = Time::from_secs_f64(at);
+            assert!(a.pass_idle(Some(end), 1000, at));
+            assert!(c.pass_idle(None, 1000, at));
+            assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
+            assert!(b.dequeue(t).is_some());
+            assert_eq!(a.average().to_bits(), b.average().to_bits());
+            assert_eq!(c.average().to_bits(), b.average().to_bits());
+        }
+    }
+
+    proptest::proptest! {
+        /// The shortcut m equals the m of the rounded times wherever it answers, at any rate,
+        /// idle start and length, near packet-time boundaries too.
+        #[test]
+        fn idle_packets_is_the_exact_m(
+            bw in proptest::sample::select(vec![1e3, 64e3, 1.5e6, 4e6, 5e6, 1e8, 1e9, 1e10, 1e12]),
+            mean in proptest::sample::select(vec![1u32, 40, 500, 1000, 1500]),
+            a in 0.0f64..1.1e6,
+            k in 0u32..200_000,
+            frac in -1.0f64..1.0,
+            scale in proptest::sample::select(vec![1e-15, 1e-12, 1e-9, 1e-6, 1.0]),
+        ) {
+            let r = red_at(bw, mean);
+            // Just off the boundary of k packet times, by `frac · scale` packet times.
+            let b = a + (f64::from(k) + frac * scale) / r.ptc;
+            fast_m(&r, a, b);
+        }
+
+        /// The same from anywhere: random doubles on both ends.
+        #[test]
+        fn idle_packets_is_the_exact_m_anywhere(
+            bw in 1.0f64..1e12,
+            a in proptest::num::f64::ANY,
+            b in proptest::num::f64::ANY,
+        ) {
+            fast_m(&red_at(bw, 500), a, b);
         }
     }
 
@@ -1471,7 +1694,7 @@ mod tests {
                 now += gap;
                 let t = Time::from_nanos(now);
                 // An arrival at the idle link: the shortcut on one queue, the long way on the other.
-                let passed = short.pass_idle(None, size, || t);
+                let passed = short.pass_idle(None, size, crate::sched::secs_of(t));
                 let kept = long.enqueue(packet(0, size), t, &mut rl).is_none();
                 proptest::prop_assert_eq!(passed, kept);
                 if kept {
