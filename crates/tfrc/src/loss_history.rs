@@ -186,6 +186,21 @@ pub fn weight(i: usize, n: usize) -> f64 {
     }
 }
 
+/// [`weight`] for `i` < `n` ≤ [`MAX_N`], the same bits from integers: exact small integers
+/// convert in one instruction where `usize as f64` takes several.
+fn weight_below(i: usize, n: usize) -> f64 {
+    debug_assert!(i < n && n <= MAX_N);
+    // Lossless: n ≤ MAX_N.
+    let (i, n) = (i as u32, n as u32);
+    let w = if 2 * i < n {
+        1.0
+    } else {
+        2.0 * f64::from(n - i) / f64::from(n + 2)
+    };
+    debug_assert_eq!(w.to_bits(), weight(i as usize, n as usize).to_bits());
+    w
+}
+
 /// Seed 000 eq. 5's general weight for position `i` (1-based, newest first) of `n` values:
 /// "W_i = 1 for 1 <= i <= n/2, 1 - (i - n/2)/(n/2 + 1) for n/2 <= i <= n". For even n it equals
 /// the RFC's [`weight`]`(i - 1, n)`; for n = 8 it is 1, 1, 1, 1, 0.8, 0.6, 0.4, 0.2.
@@ -293,7 +308,7 @@ impl Window {
     /// Σ v·w·d / Σ w·d with the RFC weights of n (`extra` = 0) or eq. 5's general weights of
     /// n values (`extra` > 0: the include forms, n already counting the appended entries).
     fn weighted(&self, n: usize, extra: usize) -> Option<f64> {
-        let (mut tot, mut wt) = (0.0, 0.0);
+        let mut sums = Sums::default();
         for (j, &(v, d1, d2)) in self.v[..self.len].iter().enumerate() {
             let w = if extra == 0 {
                 weight(j, n)
@@ -301,10 +316,32 @@ impl Window {
                 general_weight(j + 1, n)
             } * d1
                 * d2;
-            tot += v * w;
-            wt += w;
+            sums.add_weighted(v, w);
         }
-        (wt > 0.0).then(|| tot / wt)
+        sums.mean()
+    }
+}
+
+/// Σ v·w and Σ w of one window, accumulated in window order.
+#[derive(Clone, Copy, Default)]
+struct Sums {
+    tot: f64,
+    wt: f64,
+}
+
+impl Sums {
+    fn add_weighted(&mut self, v: f64, w: f64) {
+        self.tot += v * w;
+        self.wt += w;
+    }
+
+    /// Position `j` < n of a window of n with the RFC weight, as [`Window::weighted`] adds it.
+    fn add(&mut self, j: usize, n: usize, v: f64, d1: f64, d2: f64) {
+        self.add_weighted(v, weight_below(j, n) * d1 * d2);
+    }
+
+    fn mean(self) -> Option<f64> {
+        (self.wt > 0.0).then(|| self.tot / self.wt)
     }
 }
 
@@ -758,18 +795,71 @@ impl LossHistory {
     }
 
     fn closed_iter(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
-        let between = (1..self.events.len()).rev().map(move |j| {
-            let (a, b) = (&self.events[j - 1], &self.events[j]);
-            let len = b.start_seq.saturating_sub(a.start_seq) as f64;
-            let dur = b.start_time.saturating_since(a.start_time);
-            (self.short_length(len, a, dur, b.rtt), a.df)
-        });
+        let between = (1..self.events.len())
+            .rev()
+            .map(move |j| self.closed_between(&self.events[j - 1], &self.events[j]));
         let synthetic = if self.events.is_empty() {
             None
         } else {
             self.synthetic
         };
         between.chain(synthetic)
+    }
+
+    /// The closed interval from event `a` to the next event `b`, with `a`'s DF_i.
+    fn closed_between(&self, a: &LossEvent, b: &LossEvent) -> (f64, f64) {
+        let len = b.start_seq.saturating_sub(a.start_seq) as f64;
+        let dur = b.start_time.saturating_since(a.start_time);
+        (self.short_length(len, a, dur, b.rtt), a.df)
+    }
+
+    /// How many items [`LossHistory::closed_iter`] yields.
+    fn closed_len(&self) -> usize {
+        let len = match self.events.len() {
+            0 => 0,
+            e => e - 1 + usize::from(self.synthetic.is_some()),
+        };
+        debug_assert_eq!(len, self.closed_iter().count());
+        len
+    }
+
+    /// The plain (untransformed) §5.4 windows summed straight from the events, as
+    /// [`average_with`] and [`Window::weighted`] sum them: `(with I_0, without)`; `open` is
+    /// (I_0, DF), or `None` to skip the first window. Copying the intervals into buffers cost
+    /// two ~1 KB copies per report.
+    fn plain_sums(&self, open: Option<(f64, f64)>) -> (Sums, Sums) {
+        let n = self.cfg.n.clamp(1, MAX_N);
+        let k = self.closed_len().min(n);
+        let with_len = match self.cfg.window {
+            AveragingWindow::Rfc5348 => k,
+            AveragingWindow::Ns2 => (k + 1).min(n),
+        };
+        let (mut w0, mut w1) = (Sums::default(), Sums::default());
+        if let Some((i0, _)) = open {
+            w0.add(0, n, i0, 1.0, 1.0);
+        }
+        // `closed_iter` by hand: its adaptor chain cost as much as the sums.
+        let mut older = self.events.iter().rev();
+        let mut newer = older.next();
+        for i in 0..k {
+            let (len, df_i) = match (newer, older.next()) {
+                (Some(b), Some(a)) => {
+                    newer = Some(a);
+                    self.closed_between(a, b)
+                }
+                _ => match self.synthetic {
+                    Some(c) => c,
+                    None => break,
+                },
+            };
+            if let Some((_, df)) = open {
+                if i + 1 < with_len {
+                    w0.add(i + 1, n, len, df_i, df);
+                }
+            }
+            w1.add(i, n, len, df_i, 1.0);
+        }
+        (w0, w1)
     }
 
     /// The closed intervals in a stack buffer (no allocation on the per-packet path).
@@ -794,15 +884,15 @@ impl LossHistory {
         let Some(i0) = self.open_interval(s_c) else {
             return;
         };
-        let (buf, k) = self.closed_buf();
-        let closed = &buf[..k];
-        let n = self.cfg.n.clamp(1, MAX_N);
-        let mut w = Window::new();
-        for &(len, df_i) in closed.iter().take(n) {
-            w.push(len, df_i, 1.0);
-        }
         // The I_mean that §5.5 compares I_0 with is the configured average (E3/E4 included).
-        let Some(i_mean) = w.mean(n, self.cfg.transform, closed.len().min(n)) else {
+        let i_mean = if self.cfg.transform == IntervalTransform::Plain {
+            let m = self.plain_sums(None).1.mean();
+            debug_assert_eq!(m.map(f64::to_bits), self.closed_mean().map(f64::to_bits));
+            m
+        } else {
+            self.closed_mean()
+        };
+        let Some(i_mean) = i_mean else {
             return;
         };
         if i0 <= 0.0 {
@@ -813,6 +903,18 @@ impl LossHistory {
         } else {
             1.0
         };
+    }
+
+    /// The configured mean of the closed intervals alone (DF not applied), from buffers.
+    fn closed_mean(&self) -> Option<f64> {
+        let (buf, k) = self.closed_buf();
+        let closed = &buf[..k];
+        let n = self.cfg.n.clamp(1, MAX_N);
+        let mut w = Window::new();
+        for &(len, df_i) in closed.iter().take(n) {
+            w.push(len, df_i, 1.0);
+        }
+        w.mean(n, self.cfg.transform, closed.len().min(n))
     }
 
     /// The general discount factor DF.
@@ -827,8 +929,27 @@ impl LossHistory {
             Discounting::Off => 1.0,
             Discounting::On { .. } => self.df,
         };
-        let (buf, k) = self.closed_buf();
-        average_with(self.open_for_average(i0), &buf[..k], df, &self.cfg)
+        let open = self.open_for_average(i0);
+        if self.cfg.transform != IntervalTransform::Plain {
+            let (buf, k) = self.closed_buf();
+            return average_with(open, &buf[..k], df, &self.cfg);
+        }
+        // No transform: sum the windows without copying the intervals.
+        if self.closed_len() == 0 {
+            return None;
+        }
+        let (w0, w1) = self.plain_sums(open.map(|i0| (i0, df)));
+        let m1 = w1.mean().unwrap_or(0.0);
+        let m = match open {
+            Some(_) => w0.mean().unwrap_or(0.0).max(m1),
+            None => m1,
+        };
+        let mean = m.is_finite().then_some(m);
+        debug_assert_eq!(mean.map(f64::to_bits), {
+            let (buf, k) = self.closed_buf();
+            average_with(open, &buf[..k], df, &self.cfg).map(f64::to_bits)
+        });
+        mean
     }
 
     /// The loss event rate p = 1/I_mean (§5.4), 0 before any loss, at most 1.
