@@ -27,7 +27,6 @@ use std::time::Duration;
 
 use netsim::loss::{LossConfig, LossModel};
 use netsim::queue::{Queue, QueueConfig, Slot};
-use netsim::sched::time_from_secs;
 use netsim::{Direction, DropCause, FlowId, LinkSettings, Time};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -324,8 +323,8 @@ impl LinkDir {
         let txt = 8.0 * f64::from(pkt.slot.size) / self.bandwidth_bps as f64;
         let done_secs = now_secs + txt;
         let at_secs = now_secs + (txt + self.delay.as_secs_f64());
-        let done = time_from_secs(done_secs).max(now);
-        let at = time_from_secs(at_secs).max(done);
+        let done = Time::from_secs_f64(done_secs).max(now);
+        let at = Time::from_secs_f64(at_secs).max(done);
         self.tx_bytes += u64::from(pkt.slot.size);
         self.tx_packets += 1;
         self.tx_done = Some(done);

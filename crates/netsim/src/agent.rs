@@ -87,7 +87,7 @@ pub mod harness;
 pub use harness::AgentHarness;
 
 use crate::packet::{Direction, FlowId, Header, NodeId, Packet, PacketKind, DEFAULT_TTL};
-use crate::sched::{secs_of, time_from_secs, Key};
+use crate::sched::{secs_of, Key};
 use crate::store::Outbox;
 use crate::Time;
 
@@ -152,7 +152,7 @@ impl TimerSlot {
         // The double rounds to the deadline (or now): the expiry runs at it, not before
         // (`secs_of` may take a later nanosecond only past 2^50 ns).
         debug_assert!(
-            time_from_secs(secs) == t.max(now) || (t > now && t.as_nanos() >= 1 << 50),
+            Time::from_secs_f64(secs) == t.max(now) || (t > now && t.as_nanos() >= 1 << 50),
             "{secs} s for {t:?}"
         );
         if self

@@ -35,10 +35,11 @@ pub struct Key {
 }
 
 impl Key {
-    /// The event's time: its double time rounded to the nanosecond ([`time_from_secs`]).
+    /// The event's time: its double time rounded to the nanosecond
+    /// ([`Time::from_secs_f64`], exact and without a conversion instruction).
     #[inline(always)]
     pub fn time(&self) -> Time {
-        time_from_secs(self.secs)
+        Time::from_secs_f64(self.secs)
     }
 
     /// The key as one integer, ordered as [`Key`] (`f64::total_cmp` on the double, then the
@@ -82,30 +83,6 @@ impl PartialOrd for Key {
     }
 }
 
-/// `Time::from_secs_f64(secs)`, bit for bit, without its call to libm's `round` (x86-64's
-/// baseline has no rounding instruction; the call was 3% of a dumbbell's instructions, two per
-/// packet-hop) nor a saturating float-to-integer cast (a dozen instructions each).
-///
-/// For `0 < ns < 2^52` (52 days): adding 2^52 rounds `ns` to an integer, ties to even, held in
-/// the mantissa, so the sum's bit pattern minus 2^52's is that integer. `r − ns` is exact
-/// (Sterbenz; `|r − ns| ≤ ½`), and equals −½ exactly when a tie went down to even, where
-/// `from_secs_f64` rounds half away from zero: one more. Other inputs take the original
-/// (the range test compares bit patterns, which order as the values for `+0.0 ≤ ns`; negative
-/// values and NaN have larger patterns).
-#[inline]
-pub fn time_from_secs(secs: f64) -> Time {
-    const TWO_52: f64 = 4_503_599_627_370_496.0;
-    let ns = secs * 1e9;
-    if ns.to_bits() < TWO_52.to_bits() {
-        let x = ns + TWO_52;
-        let r = x.to_bits() - TWO_52.to_bits();
-        let tie_down = (x - TWO_52) - ns == -0.5;
-        Time::from_nanos(r + u64::from(tie_down))
-    } else {
-        Time::from_secs_f64(secs)
-    }
-}
-
 /// A nanosecond time as a double time that rounds back to it ([`Key::time`] of a key at
 /// `secs_of(t)` is `t`), for events the simulator schedules at a whole nanosecond.
 ///
@@ -117,7 +94,7 @@ pub fn time_from_secs(secs: f64) -> Time {
 pub fn secs_of(t: Time) -> f64 {
     let mut secs = t.as_nanos() as f64 / 1e9;
     if t.as_nanos() >= 1 << 50 {
-        while time_from_secs(secs) < t {
+        while Time::from_secs_f64(secs) < t {
             secs = f64::from_bits(secs.to_bits() + 1);
         }
     }
@@ -1062,43 +1039,6 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     #[test]
-    fn time_from_secs_is_from_secs_f64() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        // The edge cases are written with the digits that show where they sit (one ulp below a
-        // half nanosecond, a halfway case at 2^52 ns), not clippy's shortest form.
-        #[allow(clippy::excessive_precision)]
-        let mut xs = vec![
-            0.0,
-            -0.0,
-            -1.0,
-            f64::NAN,
-            f64::INFINITY,
-            f64::MIN_POSITIVE,
-            0.5e-9,
-            0.49999999999999994e-9,
-            1.5e-9,
-            2.5e-9,
-            4_503_599_627.370_495_5,
-            4_503_599_627.370_496,
-            4_503_599_627.370_497,
-            2_251_799_813.685_247_5,
-            9.007_199_254_740_993,
-            1e10,
-            1.8e10,
-            1e300,
-        ];
-        for _ in 0..200_000 {
-            // Times of day in seconds at every scale, and exact half-nanoseconds.
-            let e = rng.gen_range(-12..11);
-            xs.push(rng.gen::<f64>() * 10f64.powi(e));
-            xs.push((rng.gen_range(0..1u64 << 40) as f64 + 0.5) / 1e9);
-        }
-        for x in xs {
-            assert_eq!(time_from_secs(x), Time::from_secs_f64(x), "{x:e}");
-        }
-    }
-
-    #[test]
     fn ordered_bits_follow_total_cmp() {
         let xs = [
             f64::NEG_INFINITY,
@@ -1460,9 +1400,9 @@ mod tests {
         for _ in 0..200_000 {
             // Up to 2^50 ns the double rounds back exactly; beyond, never earlier.
             let short = Time::from_nanos(rng.gen_range(0..1u64 << 50));
-            assert_eq!(time_from_secs(secs_of(short)), short);
+            assert_eq!(Time::from_secs_f64(secs_of(short)), short);
             let long = Time::from_nanos(rng.gen_range(1u64 << 50..1u64 << 62));
-            let t = time_from_secs(secs_of(long));
+            let t = Time::from_secs_f64(secs_of(long));
             assert!(
                 t >= long && t.as_nanos() - long.as_nanos() < 1 << 12,
                 "{long:?} {t:?}"

@@ -24,7 +24,7 @@ use crate::policy::{EcnCapability, HostStage, Marking, NodePolicy, NodeStage};
 use crate::queue::Slot;
 use crate::routing::{Paths, Routes, DELIVER, NO_ROUTE, PATH_END};
 pub(crate) use crate::sched::Key;
-use crate::sched::{secs_of, time_from_secs, EventQueue};
+use crate::sched::{secs_of, EventQueue};
 use crate::stats::{
     AgentSeries, DropCause, FlowMeters, FlowRecorder, LinkStats, QueueGauges, StatsConfig,
 };
@@ -1142,9 +1142,11 @@ impl<M: Metering> Simulator<M> {
             return;
         }
         let link = &mut self.links[l];
-        let dropped =
-            link.queue
-                .enqueue_at(slot, move || time_from_secs(secs), &mut link.cold.queue_rng);
+        let dropped = link.queue.enqueue_at(
+            slot,
+            move || Time::from_secs_f64(secs),
+            &mut link.cold.queue_rng,
+        );
         if let Some(d) = dropped {
             self.drop_slot(Some(l), d.pkt, d.cause);
         }
@@ -1191,14 +1193,7 @@ impl<M: Metering> Simulator<M> {
         let cur = self.cur;
         let hot = self.hot_at(l);
         if hot.tx == Tx::Deferred && hot.busy_until < cur {
-            hot.tx = Tx::Idle;
-            let secs = hot.busy_until.secs;
-            // As in `end_deferred_tx`: nothing queued, the gauges at zero.
-            debug_assert!(
-                !M::QUEUES
-                    || (self.links[l].queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
-            );
-            return Some(secs);
+            return Some(self.idle_since_deferred_end(l));
         }
         None
     }
@@ -1206,27 +1201,35 @@ impl<M: Metering> Simulator<M> {
     /// The deferred transmission end of link `l` is past: the link is idle since then.
     #[inline(always)]
     fn end_deferred_tx(&mut self, l: usize) {
-        let hot = &mut self.hot[l];
-        hot.tx = Tx::Idle;
+        let secs = self.idle_since_deferred_end(l);
         // What `on_tx_done` → `start_tx` does at the end with nothing queued (only RED, among
         // the queues that are not `Entry::Direct`, does something).
-        if hot.entry != Entry::Direct {
-            let secs = hot.busy_until.secs;
+        if self.hot[l].entry != Entry::Direct {
             self.links[l].queue.went_idle_secs(secs);
         }
+    }
+
+    /// Mark link `l`, whose deferred transmission end is past, idle; return that end's double
+    /// time (RED's idle period starts there).
+    #[inline(always)]
+    fn idle_since_deferred_end(&mut self, l: usize) -> f64 {
+        let hot = self.hot_at(l);
+        hot.tx = Tx::Idle;
+        let secs = hot.busy_until.secs;
         // No gauge update: the queue has been empty since the transmission started (a packet
         // that queues behind it makes the event real), and every queue change records itself
         // in the gauges, so they read zero already and the update would be zero to zero.
         debug_assert!(
             !M::QUEUES || (self.links[l].queue.lens() == (0, 0) && self.queue_gauges[l].is_zero())
         );
+        secs
     }
 
     /// The link is free: start the next transmission, if a packet waits.
     fn start_tx<const TRACE: bool>(&mut self, l: usize) {
         let secs = self.cur.secs;
         let queue = &mut self.links[l].queue;
-        let Some(slot) = queue.dequeue_at(move || time_from_secs(secs)) else {
+        let Some(slot) = queue.dequeue_at(move || Time::from_secs_f64(secs)) else {
             self.hot[l].tx = Tx::Idle;
             self.note_queue(l);
             return;

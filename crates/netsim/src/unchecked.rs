@@ -11,7 +11,8 @@
 //! Where it is used, the index is valid by construction and never comes from input:
 //! - a link id read from the path arena (every entry below `PATH_END` is a link id the routes
 //!   were computed over, and links are never removed), for the link's hot record, and for its
-//!   queue and queue gauge in `Simulator::note_queue` (one gauge per link);
+//!   queue and queue gauge in `Simulator::note_queue` (one gauge per link); also a link id
+//!   whose hot record the caller has just read checked (`Simulator::settle_tx_done`);
 //! - a path cursor (cursors are handed out by `Paths::route`, which only appends to the
 //!   arena; `new_epoch` does not shrink it);
 //! - an event node (indices come from `EventQueue::alloc`, below the arena's length; lists

@@ -83,9 +83,9 @@ pub fn duration_from_secs_f64(secs: f64) -> Duration {
 ///   `2^52 + r`, `r` being x rounded half to even, and `y`'s bits minus 2^52's are `r` (at
 ///   `y = 2^53` too). `(y − 2^52) − x = r − x` is exact (Sterbenz's lemma for x ≥ ½; `−x`
 ///   when r = 0), so it is −½ exactly when x is a half that was rounded down, where rounding
-///   half away from zero gives one more. This is the simulator's `time_from_secs` trick: no
-///   conversion instruction (`u64` conversions take a dozen on x86-64 without AVX-512, and
-///   even `i64`'s carry Rust's saturation fix-ups).
+///   half away from zero gives one more. This needs no conversion instruction (`u64`
+///   conversions take a dozen on x86-64 without AVX-512, and even `i64`'s carry Rust's
+///   saturation fix-ups).
 /// - Otherwise the cast alone is exact: from 2^52 up doubles are integers (and the cast
 ///   saturates at `u64::MAX` as the cast of `round(x)` does); negatives, −0 and NaN give 0,
 ///   as `round(x) ≤ 0` and NaN cast to 0.

@@ -12,7 +12,6 @@ use rand::{Rng, RngCore};
 use super::Dropped;
 use super::Queued;
 use crate::packet::Packet;
-use crate::sched::time_from_secs;
 use crate::stats::DropCause;
 use crate::Time;
 
@@ -297,7 +296,7 @@ impl Since {
     #[inline(always)]
     fn time(self) -> Time {
         match self {
-            Since::Secs(s) => time_from_secs(s),
+            Since::Secs(s) => Time::from_secs_f64(s),
             Since::At(t) => t,
         }
     }
@@ -703,7 +702,7 @@ impl<P: Queued> Red<P> {
     /// (false, nothing else done). Otherwise RED's state becomes what `enqueue_at` then
     /// `dequeue_at` would leave, without the push and pop. `went_idle`: first
     /// [`Red::went_idle_secs`] at that double time. `now_secs`: now on the simulator's double
-    /// clock, which [`time_from_secs`] rounds.
+    /// clock, which [`Time::from_secs_f64`] rounds.
     #[inline(never)]
     pub(super) fn pass_idle(&mut self, went_idle: Option<f64>, size: u32, now_secs: f64) -> bool {
         debug_assert!(self.q.is_empty() && self.bytes == 0);
@@ -717,7 +716,7 @@ impl<P: Queued> Red<P> {
         };
         // Plain RED with room is a leaf (no registers saved); the rest is out of line.
         if !self.plain || self.qlim == 0 {
-            return self.pass_idle_other(size, time_from_secs(now_secs));
+            return self.pass_idle_other(size, Time::from_secs_f64(now_secs));
         }
         // `arrive_plain` with nothing queued: q_w · 0 adds +0.0, which leaves the product
         // unchanged (plain RED's average is never negative nor −0.0).
@@ -805,12 +804,12 @@ impl<P: Queued> Red<P> {
     #[cold]
     #[inline(never)]
     fn leave_idle_rounded(&mut self, now_secs: f64) -> i64 {
-        self.leave_idle(time_from_secs(now_secs))
+        self.leave_idle(Time::from_secs_f64(now_secs))
     }
 
     /// NS-2's m for an idle period from `a` to `b` on the double clock, which
     /// [`Red::leave_idle`] computes as `int(x)`, `x = ptc · (B − A)⁺/1e9` from the rounded
-    /// times `A = R(a)`, `B = R(b)` in ns (`R` = [`time_from_secs`]): `floor(y)` with
+    /// times `A = R(a)`, `B = R(b)` in ns (`R` = [`Time::from_secs_f64`]): `floor(y)` with
     /// `y = ptc · (b − a)` in doubles when `y` is provably on the same side of every
     /// integer as `x`, else `None`.
     ///
@@ -1504,8 +1503,8 @@ mod tests {
             }
             while a.dequeue(Time::ZERO).is_some() {}
             let mut b = a.clone();
-            assert!(b.dequeue(time_from_secs(end)).is_none());
-            let t = time_from_secs(at);
+            assert!(b.dequeue(Time::from_secs_f64(end)).is_none());
+            let t = Time::from_secs_f64(at);
             assert!(a.pass_idle(Some(end), 1000, at));
             assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
             assert!(b.dequeue(t).is_some());
@@ -1518,7 +1517,7 @@ mod tests {
     fn exact_m(r: &Red<Packet>, a: f64, b: f64) -> i64 {
         let mut r = r.clone();
         r.went_idle(Since::Secs(a));
-        r.leave_idle(time_from_secs(b))
+        r.leave_idle(Time::from_secs_f64(b))
     }
 
     /// `idle_packets(a, b)`, checked against the long way when it answers; `leave_idle_secs`
@@ -1632,9 +1631,9 @@ mod tests {
             while a.dequeue(Time::ZERO).is_some() {}
             let mut b = a.clone();
             let mut c = a.clone();
-            assert!(b.dequeue(time_from_secs(end)).is_none());
-            assert!(c.dequeue(time_from_secs(end)).is_none());
-            let t = time_from_secs(at);
+            assert!(b.dequeue(Time::from_secs_f64(end)).is_none());
+            assert!(c.dequeue(Time::from_secs_f64(end)).is_none());
+            let t = Time::from_secs_f64(at);
             assert!(a.pass_idle(Some(end), 1000, at));
             assert!(c.pass_idle(None, 1000, at));
             assert!(b.enqueue(packet(0, 1000), t, &mut rng).is_none());
