@@ -21,7 +21,7 @@ use crate::profile::{
     ConfigError, EventClock, FeedbackPolicy, FirstTarget, FirstTrigger, Inversion, LossClassifier,
     LossMultiplicity, ReceiverConfig, XRecvEstimator,
 };
-use crate::time::duration_from_secs_f64;
+use crate::time::{duration_from_secs_f64, round_u64};
 use crate::Time;
 
 /// What the network layer knows about an arriving data packet besides its TFRC header.
@@ -473,11 +473,18 @@ impl Receiver {
     }
 
     /// Declare the holes selected by `pick` lost, lowest first; returns the new loss events.
+    #[inline(always)]
     fn declare(&mut self, pick: impl Fn(&Pending) -> bool) -> usize {
-        // The usual case on every packet: no hole open.
+        // The usual case on every packet, tested without a call: no hole open.
         if self.pending.is_empty() {
             return 0;
         }
+        self.declare_open(pick)
+    }
+
+    /// [`Receiver::declare`] with at least one hole open.
+    #[inline(never)]
+    fn declare_open(&mut self, pick: impl Fn(&Pending) -> bool) -> usize {
         let mut lost = std::mem::take(&mut self.declared);
         self.pending.retain(|p| {
             if pick(p) {
@@ -562,8 +569,10 @@ impl Receiver {
 
     fn trim_logs(&mut self, now: Time) {
         let r = self.newest.map_or(0.0, |n| n.rtt).max(self.r_prev_report);
-        // Keep a few RTTs of arrivals (and at least a second) for the X_recv windows.
-        let horizon = now.saturating_sub(duration_from_secs_f64((4.0 * r).max(1.0)));
+        // Keep a few RTTs of arrivals (and at least a second) for the X_recv windows. The span
+        // in ns directly: a `Duration` would split it into seconds and back.
+        let span = round_u64((4.0 * r).max(1.0) * 1e9);
+        let horizon = Time::from_nanos(now.as_nanos().saturating_sub(span));
         while self.arrivals.front().is_some_and(|e| e.0 < horizon) || self.arrivals.len() > MAX_LOG
         {
             self.arrivals.pop_front();
