@@ -878,11 +878,7 @@ impl<M: Metering> Simulator<M> {
             self.meters.on_sent(idx, now, size, payload);
         }
         self.count_sent();
-        let path = if self.paths.current(cached) && cached_dst == dst {
-            cached
-        } else {
-            self.reroute(idx, dst)
-        };
+        let path = self.cached_route(idx, cached, cached_dst, dst);
         let next = self.paths.hop_entry(path);
         if next >= PATH_END {
             // To its own node, or to no route.
@@ -926,11 +922,7 @@ impl<M: Metering> Simulator<M> {
             self.enter_stage(idx, id, true);
             return;
         }
-        let path = if self.paths.current(cached) && cached_dst == dst {
-            cached
-        } else {
-            self.reroute(idx, dst)
-        };
+        let path = self.cached_route(idx, cached, cached_dst, dst);
         let s = Slot {
             id,
             size,
@@ -947,10 +939,19 @@ impl<M: Metering> Simulator<M> {
     #[inline]
     fn agent_path(&mut self, idx: usize, dst: NodeId) -> u32 {
         let slot = &self.agents[idx];
-        if self.paths.current(slot.path) && slot.path_dst == dst {
-            return slot.path;
+        let (cached, cached_dst) = (slot.path, slot.path_dst);
+        self.cached_route(idx, cached, cached_dst, dst)
+    }
+
+    /// Agent `idx`'s cached route (`cached`, to `cached_dst`, read by the caller with the
+    /// rest of its slot) if it is current and goes to `dst`; else a fresh one, cached.
+    #[inline(always)]
+    fn cached_route(&mut self, idx: usize, cached: u32, cached_dst: NodeId, dst: NodeId) -> u32 {
+        if self.paths.current(cached) && cached_dst == dst {
+            cached
+        } else {
+            self.reroute(idx, dst)
         }
-        self.reroute(idx, dst)
     }
 
     /// Route agent `idx`'s packets to `dst` afresh, and cache the route in its slot.
